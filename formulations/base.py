@@ -1,0 +1,164 @@
+"""The formulation protocol every selection problem implements.
+
+A formulation holds validated data and can
+
+* ``evaluate(selection)`` — the objective in floating point;
+* ``check(selection)`` — feasibility with readable reasons;
+* ``linear_model(**options)`` — state itself as a :class:`~solvers.model.LinearModel`
+  (or raise :class:`~solvers.errors.NotLinearError` with the reason);
+* ``random_selection(rng)`` — a random feasible-shaped selection;
+* ``enumerate_selections()`` — every candidate selection (for brute force on tiny cases);
+* ``to_mps(path)`` / ``to_pyomo()`` — export the linear statement;
+* ``get_params()`` — constructor arguments, so ``type(f)(**f.get_params())`` rebuilds it.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterator, Mapping
+
+import numpy as np
+
+from solvers.errors import InvalidInputError, NotLinearError
+from solvers.model import LinearModel
+from solvers.validation import check_choice, check_selection
+
+__all__ = ["Formulation", "Check"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """Feasibility of a selection.
+
+    Attributes
+    ----------
+    feasible : bool
+    reasons : tuple of str
+        One line per violated condition (empty when feasible); long lists are
+        truncated, ``n_violations`` gives the full count.
+    n_violations : int
+    details : dict
+        Formulation-specific structured details (e.g. violated pairs as arrays).
+    """
+
+    feasible: bool
+    reasons: tuple[str, ...] = ()
+    n_violations: int = 0
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.feasible
+
+    @classmethod
+    def from_reasons(cls, reasons: list[str], details: Mapping[str, Any] | None = None, limit: int = 20) -> "Check":
+        return cls(not reasons, tuple(reasons[:limit]), len(reasons), dict(details or {}))
+
+
+class Formulation(abc.ABC):
+    """Base class of benchsel's selection problems."""
+
+    #: "min" or "max": direction of :meth:`evaluate`.
+    sense: ClassVar[str] = "min"
+    #: Options of :meth:`linear_model` and their allowed values (None: any value).
+    model_options: ClassVar[Mapping[str, tuple[Any, ...] | None]] = {}
+    #: Why there is no linear statement (None when there is one).
+    not_linear_reason: ClassVar[str | None] = None
+
+    # ------------------------------------------------------------------ data
+    @property
+    @abc.abstractmethod
+    def n_items(self) -> int:
+        """Size of the ground set selections are drawn from."""
+
+    @abc.abstractmethod
+    def get_params(self) -> dict[str, Any]:
+        """Constructor keyword arguments that rebuild this formulation."""
+
+    # -------------------------------------------------------------- oracle
+    def as_selection(self, selection: Any, name: str = "selection") -> np.ndarray:
+        """Validate ``selection``: sorted distinct int64 indices in ``[0, n_items)``."""
+        return check_selection(selection, self.n_items, name)
+
+    @abc.abstractmethod
+    def evaluate(self, selection: Any) -> float:
+        """Objective value of ``selection`` (array of item indices), in floating point."""
+
+    @abc.abstractmethod
+    def check(self, selection: Any) -> Check:
+        """Feasibility of ``selection`` with reasons."""
+
+    def is_feasible(self, selection: Any) -> bool:
+        return self.check(selection).feasible
+
+    @abc.abstractmethod
+    def random_selection(self, rng: np.random.Generator) -> np.ndarray:
+        """A random selection of the right shape (feasible where that is cheap to ensure)."""
+
+    def enumerate_selections(self) -> Iterator[np.ndarray]:
+        """Every selection that may be optimal (for brute force on tiny instances)."""
+        raise NotImplementedError(f"{type(self).__name__} does not enumerate its selections")
+
+    def result_extras(self, selection: np.ndarray) -> dict[str, Any]:
+        """Facts added to ``Result.extra`` for a selection (e.g. calibrated parameters)."""
+        return {}
+
+    def better(self, a: float, b: float) -> bool:
+        """Is objective ``a`` strictly better than ``b`` in this formulation's sense?"""
+        return a < b if self.sense == "min" else a > b
+
+    # --------------------------------------------------------- linear model
+    @property
+    def is_linear(self) -> bool:
+        return self.not_linear_reason is None
+
+    def check_model_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate options meant for :meth:`linear_model`."""
+        out = {}
+        for k, v in options.items():
+            if k not in self.model_options:
+                raise InvalidInputError(
+                    f"{k}: not an option of {type(self).__name__}.linear_model; "
+                    f"options: {', '.join(self.model_options) or '(none)'}"
+                )
+            allowed = self.model_options[k]
+            out[k] = check_choice(v, k, allowed) if allowed is not None else v
+        return out
+
+    def linear_model(self, *, allow_lazy: bool = False, **options: Any) -> LinearModel:
+        """The mixed-integer linear statement of the problem.
+
+        Parameters
+        ----------
+        allow_lazy : bool
+            The caller (a backend) can generate rows on demand
+            (``LinearModel.lazy``); a formulation may then return a smaller
+            master model. Static consumers (MPS, CP-SAT) leave it False.
+        **options
+            Options declared in ``model_options``.
+        """
+        raise NotLinearError(
+            f"{type(self).__name__} has no mixed-integer linear statement: {self.not_linear_reason or 'not implemented'}"
+        )
+
+    def to_mps(self, path: str | Path, **options: Any) -> tuple[Path, Path]:
+        """Write the linear statement as MPS (minimisation) plus a JSON name map.
+
+        Returns
+        -------
+        (mps_path, json_path)
+        """
+        from solvers.mps import write_mps
+
+        model = self.linear_model(**self.check_model_options(options))
+        return write_mps(model, path, formulation=self)
+
+    def to_pyomo(self, **options: Any) -> Any:
+        """A Pyomo ``ConcreteModel`` of the linear statement (add side constraints, then solve)."""
+        from solvers.pyomo_backend import to_pyomo
+
+        return to_pyomo(self.linear_model(**self.check_model_options(options)))
+
+    # ----------------------------------------------------------------- misc
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_items={self.n_items})"

@@ -1,0 +1,41 @@
+"""``"random"``: the baseline every formulation takes (its ``random_selection``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from solvers.api import take_options
+from solvers.registry import register_method
+from solvers.result import Termination
+from solvers.validation import check_int, check_rng
+
+from ._common import Clock, output
+
+
+def _has_random(f: Any) -> str | None:
+    return None if callable(getattr(f, "random_selection", None)) else "it has no random_selection()"
+
+
+@register_method(
+    "random",
+    kind="heuristic",
+    accepts=_has_random,
+    description="random selection(s) drawn by the formulation; with n_samples > 1 the best feasible one",
+    options=("n_samples",),
+)
+def run_random(f: Any, *, time_limit: float | None, seed: int | None, **options: Any):
+    opts = take_options(options, {"n_samples": 1}, "random")
+    n = check_int(opts["n_samples"], "n_samples", low=1)
+    rng = check_rng(seed)
+    clock = Clock(time_limit)
+    best, best_key = None, None
+    drawn = 0
+    for _ in range(n):
+        if drawn and clock.expired():
+            break
+        sel = f.random_selection(rng)
+        drawn += 1
+        key = (not f.is_feasible(sel), f.evaluate(sel) * (1 if f.sense == "min" else -1))
+        if best_key is None or key < best_key:
+            best, best_key = sel, key
+    stopped = Termination.TIME_LIMIT if drawn < n else Termination.CONVERGED
+    return output(best, clock, stopped=stopped, n_samples=drawn)

@@ -1,0 +1,338 @@
+"""Heuristics for :class:`formulations.KMedoids`: FasterPAM, greedy BUILD, alternating.
+
+``"fasterpam"`` calls the ``kmedoids`` package (Rust) when weights are unit and
+every item is a candidate; otherwise it runs :func:`fasterpam`, the same
+eager-swap algorithm written here with weights and a candidate set.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from formulations.kmedoids import KMedoids
+from solvers.api import take_options
+from solvers.errors import InvalidInputError
+from solvers.registry import register_method
+from solvers.result import Termination
+from solvers.validation import check_choice, check_int, check_rng
+
+from ._common import Clock, output, progress
+
+__all__ = ["build", "fasterpam", "alternate", "kmedoids_pp"]
+
+
+# ---------------------------------------------------------------- starts
+def build(D: np.ndarray, k: int, w: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """PAM's greedy BUILD: add the candidate that lowers the weighted cost most, ``k`` times.
+
+    Parameters
+    ----------
+    D : ndarray, shape (N, N)
+    k : int
+    w : ndarray, shape (N,)
+    cand : ndarray of int, shape (C,)
+
+    Returns
+    -------
+    ndarray of int, shape (k,)
+        Medoids (item indices) in the order chosen.
+    """
+    Dc = D[:, cand]
+    first = int(np.argmin(w @ Dc))
+    chosen = [first]
+    d1 = Dc[:, first].copy()
+    avail = np.ones(cand.size, bool)
+    avail[first] = False
+    for _ in range(1, k):
+        gain = w @ np.maximum(d1[:, None] - Dc, 0.0)
+        gain[~avail] = -np.inf
+        j = int(np.argmax(gain))
+        chosen.append(j)
+        avail[j] = False
+        np.minimum(d1, Dc[:, j], out=d1)
+    return cand[np.asarray(chosen)]
+
+
+def kmedoids_pp(D: np.ndarray, k: int, w: np.ndarray, cand: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """k-medoids++ seeding: each next medoid drawn with probability proportional to w_i * d1(i) among candidates."""
+    Dc = D[:, cand]
+    chosen = [int(rng.integers(cand.size))]
+    d1 = Dc[:, chosen[0]].copy()
+    for _ in range(1, k):
+        p = (w * d1)[cand].astype(float)
+        p[chosen] = 0.0
+        s = p.sum()
+        if s <= 0:
+            rest = np.setdiff1d(np.arange(cand.size), chosen)
+            j = int(rng.choice(rest))
+        else:
+            j = int(rng.choice(cand.size, p=p / s))
+        chosen.append(j)
+        np.minimum(d1, Dc[:, j], out=d1)
+    return cand[np.asarray(chosen)]
+
+
+# ------------------------------------------------------------ FasterPAM
+def _nearest_two(Dm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nearest medoid position, its distance and the second-nearest distance; Dm shape (N, k)."""
+    if Dm.shape[1] == 1:
+        return np.zeros(Dm.shape[0], np.int64), Dm[:, 0].copy(), np.full(Dm.shape[0], np.inf)
+    part = np.argpartition(Dm, 1, axis=1)[:, :2]
+    a = np.take_along_axis(Dm, part, axis=1)
+    swap = a[:, 1] < a[:, 0]
+    nearest = np.where(swap, part[:, 1], part[:, 0])
+    d1 = np.where(swap, a[:, 1], a[:, 0])
+    d2 = np.where(swap, a[:, 0], a[:, 1])
+    return nearest, d1, d2
+
+
+def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarray, *, max_iter: int = 100,
+              rng: np.random.Generator | None = None, clock: Clock | None = None) -> tuple[np.ndarray, int, int, bool]:
+    """FasterPAM (Schubert & Rousseeuw 2021) with item weights and a candidate set.
+
+    Candidates are visited in a (seeded) shuffled order; the best swap for a
+    candidate is taken as soon as it lowers the cost (eager). Stops after a full
+    pass without improvement, ``max_iter`` passes, or the clock.
+
+    Parameters
+    ----------
+    D : ndarray, shape (N, N)
+    medoids : ndarray of int, shape (k,)
+        Start.
+    w : ndarray, shape (N,)
+    cand : ndarray of int, shape (C,)
+
+    Returns
+    -------
+    medoids : ndarray of int, shape (k,)
+    n_iter, n_swaps : int
+    timed_out : bool
+    """
+    med = np.asarray(medoids, dtype=np.int64).copy()
+    k = med.size
+    nearest, d1, d2 = _nearest_two(D[:, med])
+    is_med = np.zeros(D.shape[0], bool)
+    is_med[med] = True
+    order = cand.copy()
+    if rng is not None:
+        rng.shuffle(order)
+    n_swaps = 0
+    last_swap = -1
+    it = 0
+    pos = 0
+    timed_out = False
+    total = order.size
+    removal = np.bincount(nearest, weights=w * (d2 - d1), minlength=k)
+    while it < max_iter:
+        it += 1
+        improved_in_pass = False
+        for step in range(total):
+            if clock is not None and (step & 63) == 0 and clock.expired():
+                timed_out = True
+                break
+            pos_c = (pos + step) % total
+            if pos_c == last_swap and improved_in_pass is False and n_swaps:
+                pass
+            c = int(order[pos_c])
+            if is_med[c]:
+                continue
+            dc = D[:, c]
+            closer = dc < d1
+            acc = float(w[closer] @ (dc[closer] - d1[closer]))
+            delta = removal.copy()
+            # points moving to c anyway: their current medoid's removal cost no longer applies
+            delta += np.bincount(nearest[closer], weights=w[closer] * (d1[closer] - d2[closer]), minlength=k)
+            mid = ~closer & (dc < d2)
+            delta += np.bincount(nearest[mid], weights=w[mid] * (dc[mid] - d2[mid]), minlength=k)
+            i = int(np.argmin(delta))
+            if delta[i] + acc < -1e-12 * max(1.0, abs(float(w @ d1))):
+                is_med[med[i]] = False
+                med[i] = c
+                is_med[c] = True
+                nearest, d1, d2 = _nearest_two(D[:, med])
+                removal = np.bincount(nearest, weights=w * (d2 - d1), minlength=k)
+                n_swaps += 1
+                last_swap = pos_c
+                improved_in_pass = True
+        if timed_out or not improved_in_pass:
+            break
+        pos = 0
+    return np.sort(med), it, n_swaps, timed_out
+
+
+def alternate(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarray, *, max_iter: int = 100,
+              clock: Clock | None = None) -> tuple[np.ndarray, int, bool]:
+    """Alternating (Voronoi) iteration: assign to nearest medoid, re-centre each cluster, repeat.
+
+    Each cluster's new medoid is the candidate (among its members, or any
+    candidate if it has none) minimising the weighted cost of serving the
+    cluster.
+
+    Returns
+    -------
+    medoids : ndarray of int, shape (k,)
+    n_iter : int
+    timed_out : bool
+    """
+    med = np.asarray(medoids, dtype=np.int64).copy()
+    is_cand = np.zeros(D.shape[0], bool)
+    is_cand[cand] = True
+    timed_out = False
+    it = 0
+    while it < max_iter:
+        it += 1
+        if clock is not None and clock.expired():
+            timed_out = True
+            break
+        lab = np.argmin(D[:, med], axis=1)
+        new = med.copy()
+        for i in range(med.size):
+            members = np.flatnonzero(lab == i)
+            if members.size == 0:
+                continue
+            pool = members[is_cand[members]]
+            if pool.size == 0:
+                pool = cand
+            cost = w[members] @ D[np.ix_(members, pool)]
+            # keep the current medoid on ties
+            best = pool[int(np.argmin(cost))]
+            if best != med[i] and cost.min() < w[members] @ D[members, med[i]] - 1e-12:
+                new[i] = best
+        if len(set(new.tolist())) < new.size:  # two clusters picked the same medoid: stop there
+            break
+        if np.array_equal(new, med):
+            break
+        med = new
+    return np.sort(med), it, timed_out
+
+
+# --------------------------------------------------------------- methods
+def _start(f: KMedoids, init: str, rng: np.random.Generator) -> np.ndarray:
+    if init == "build":
+        return build(f.D, f.k, f.weights, f.candidates)
+    if init == "kmedoids++":
+        return kmedoids_pp(f.D, f.k, f.weights, f.candidates, rng)
+    return rng.choice(f.candidates, size=f.k, replace=False)
+
+
+def _init_option(opts: dict[str, Any], f: KMedoids) -> str | np.ndarray:
+    init = opts["init"]
+    if isinstance(init, str):
+        return check_choice(init, "init", ("build", "random", "kmedoids++"))
+    sel = f.as_selection(init, "init")
+    if sel.size != f.k:
+        raise InvalidInputError(f"init: expected {f.k} medoids, got {sel.size}")
+    return sel
+
+
+@register_method(
+    "fasterpam",
+    kind="heuristic",
+    accepts=KMedoids,
+    description="FasterPAM eager swaps (kmedoids package; weighted/candidate version built in)",
+    options=("init", "max_iter", "n_restarts", "backend", "verbose"),
+)
+def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, **options: Any):
+    opts = take_options(options, {"init": "build", "max_iter": 100, "n_restarts": 1, "backend": "auto",
+                                  "verbose": False}, "fasterpam")
+    init = _init_option(opts, f)
+    max_iter = check_int(opts["max_iter"], "max_iter", low=1)
+    restarts = check_int(opts["n_restarts"], "n_restarts", low=1)
+    backend = check_choice(opts["backend"], "backend", ("auto", "kmedoids", "numpy"))
+    rng = check_rng(seed)
+    clock = Clock(time_limit)
+    use_pkg = backend == "kmedoids" or (backend == "auto" and f.unit_weights and f.all_candidates)
+    if use_pkg and not (f.unit_weights and f.all_candidates):
+        raise InvalidInputError("backend: the kmedoids package takes neither item weights nor a candidate set; use 'numpy'")
+    best, best_cost = None, np.inf
+    stopped = Termination.CONVERGED
+    total_swaps = 0
+    runs = 0
+    for r in range(restarts):
+        if r and clock.expired():
+            stopped = Termination.TIME_LIMIT
+            break
+        mode = init if isinstance(init, str) and (r == 0 or init != "build") else "random"
+        if isinstance(init, str) and use_pkg and mode in ("build", "random"):
+            start: Any = mode  # the package's own (Rust) BUILD or random start
+        else:
+            start = init if not isinstance(init, str) else _start(f, mode, rng)
+        if use_pkg:
+            import kmedoids as km
+
+            pkg_init = start if not isinstance(start, str) else start
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "seed ignored if medoids given": we seed the order
+                res = km.fasterpam(f.D, f.k if isinstance(pkg_init, str) else np.asarray(pkg_init, dtype=np.int64),
+                                   max_iter=max_iter, init=pkg_init if isinstance(pkg_init, str) else "build",
+                                   random_state=int(rng.integers(2**31 - 1)), n_cpu=1)
+            med, n_sw = np.sort(np.asarray(res.medoids, dtype=np.int64)), int(res.n_swap)
+            hit = int(res.n_iter) >= max_iter
+        else:
+            med, n_it, n_sw, timed_out = fasterpam(f.D, start, f.weights, f.candidates, max_iter=max_iter, rng=rng,
+                                                   clock=clock)
+            hit = n_it >= max_iter
+            if timed_out:
+                stopped = Termination.TIME_LIMIT
+        runs += 1
+        total_swaps += n_sw
+        cost = f.evaluate(med)
+        progress(opts["verbose"], f"fasterpam restart {r + 1}/{restarts}: cost {cost:.6g} after {n_sw} swaps")
+        if cost < best_cost:
+            best, best_cost = med, cost
+        if hit and stopped == Termination.CONVERGED:
+            stopped = Termination.ITERATION_LIMIT
+        if stopped == Termination.TIME_LIMIT:
+            break
+    return output(best, clock, stopped=stopped, swaps=total_swaps, restarts=runs,
+                  implementation="kmedoids" if use_pkg else "numpy")
+
+
+@register_method(
+    "build",
+    kind="heuristic",
+    accepts=KMedoids,
+    description="PAM's greedy BUILD",
+    options=(),
+)
+def run_build(f: KMedoids, *, time_limit: float | None, seed: int | None, **options: Any):
+    take_options(options, {}, "build")
+    clock = Clock(time_limit)
+    return output(np.sort(build(f.D, f.k, f.weights, f.candidates)), clock)
+
+
+@register_method(
+    "alternate",
+    kind="heuristic",
+    accepts=KMedoids,
+    description="alternating (Voronoi) iteration from BUILD, random or k-medoids++ starts",
+    options=("init", "max_iter", "n_restarts", "verbose"),
+)
+def run_alternate(f: KMedoids, *, time_limit: float | None, seed: int | None, **options: Any):
+    opts = take_options(options, {"init": "kmedoids++", "max_iter": 100, "n_restarts": 1, "verbose": False},
+                        "alternate")
+    init = _init_option(opts, f)
+    max_iter = check_int(opts["max_iter"], "max_iter", low=1)
+    restarts = check_int(opts["n_restarts"], "n_restarts", low=1)
+    rng = check_rng(seed)
+    clock = Clock(time_limit)
+    best, best_cost = None, np.inf
+    stopped = Termination.CONVERGED
+    for r in range(restarts):
+        if r and clock.expired():
+            stopped = Termination.TIME_LIMIT
+            break
+        start = init if not isinstance(init, str) else _start(f, init, rng)
+        med, n_it, timed_out = alternate(f.D, start, f.weights, f.candidates, max_iter=max_iter, clock=clock)
+        cost = f.evaluate(med)
+        progress(opts["verbose"], f"alternate restart {r + 1}/{restarts}: cost {cost:.6g} after {n_it} iterations")
+        if cost < best_cost:
+            best, best_cost = med, cost
+        if timed_out:
+            stopped = Termination.TIME_LIMIT
+            break
+        if n_it >= max_iter:
+            stopped = Termination.ITERATION_LIMIT
+    return output(best, clock, stopped=stopped)

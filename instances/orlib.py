@@ -1,0 +1,113 @@
+"""OR-Library p-median instances (Beasley 1985), ``pmed1`` ... ``pmed40``.
+
+Format: first line ``n m p``; then ``m`` lines ``i j c`` (1-based undirected edge
+of cost ``c``). The allocation cost is the all-pairs shortest-path distance,
+where an edge listed twice takes its *later* cost.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import floyd_warshall
+
+from solvers.errors import InvalidInputError
+
+__all__ = ["load_pmed", "read_pmed_graph", "load_pmed_optima"]
+
+
+def _read_ints(path: Path, what: str) -> np.ndarray:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise InvalidInputError(f"path: cannot read {what} file {str(path)!r}: {e.strerror or e}") from None
+    try:
+        return np.array(text.split(), dtype=np.int64)
+    except ValueError:
+        bad = next(t for t in text.split() if not re.fullmatch(r"[+-]?\d+", t))
+        raise InvalidInputError(f"path: {str(path)!r} is not a {what} file: expected integers, found {bad!r}") from None
+
+
+def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
+    """Read a ``pmed`` file into its shortest-path distance matrix.
+
+    Returns
+    -------
+    D : ndarray of float, shape (n, n)
+        All-pairs shortest-path distances.
+    p : int
+        Number of medians given in the file.
+    """
+    path = Path(path)
+    v = _read_ints(path, "OR-Library p-median")
+    if v.size < 3:
+        raise InvalidInputError(f"path: {str(path)!r}: expected a header 'n m p', got {v.size} numbers")
+    n, m, p = (int(t) for t in v[:3])
+    body = v[3:]
+    if n < 2 or m < 0 or body.size != 3 * m:
+        raise InvalidInputError(
+            f"path: {str(path)!r}: header says n={n}, m={m} edges (expected {3 * m} numbers after it), "
+            f"got {body.size}"
+        )
+    e = body.reshape(m, 3)
+    i, j, c = e[:, 0] - 1, e[:, 1] - 1, e[:, 2].astype(float)
+    if m and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n):
+        raise InvalidInputError(f"path: {str(path)!r}: vertex indices must lie in 1..{n}")
+    if m and c.min() < 0:
+        raise InvalidInputError(f"path: {str(path)!r}: edge costs must be non-negative, got {c.min():g}")
+    # the later listing of an edge wins: keep the last occurrence of each unordered pair
+    a, b = np.minimum(i, j), np.maximum(i, j)
+    key = a * n + b
+    _, last_rev = np.unique(key[::-1], return_index=True)
+    keep = m - 1 - last_rev
+    keep = keep[a[keep] != b[keep]]
+    a, b, c = a[keep], b[keep], c[keep]
+    # zero-cost edges would vanish in a sparse matrix: store them as a tiny positive and fix after
+    tiny = c == 0
+    w = np.where(tiny, np.finfo(float).tiny, c)
+    G = csr_array((np.concatenate([w, w]), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(n, n))
+    D = floyd_warshall(G, directed=False)
+    if tiny.any():
+        D = np.round(D, 9)
+    if not np.isfinite(D).all():
+        raise InvalidInputError(f"path: {str(path)!r}: the graph is not connected; every vertex must reach every other")
+    return D, p
+
+
+def load_pmed(path: str | Path, *, k: int | None = None) -> Any:
+    """Load an OR-Library ``pmed`` instance as a :class:`formulations.KMedoids`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``pmed<k>.txt`` file.
+    k : int, optional
+        Number of medoids; defaults to ``p`` from the file.
+    """
+    from formulations.kmedoids import KMedoids
+
+    D, p = read_pmed_graph(path)
+    return KMedoids(D, p if k is None else k)
+
+
+def load_pmed_optima(path: str | Path) -> dict[str, float]:
+    """Read OR-Library's ``pmedopt`` file: ``{"pmed1": 5819.0, ...}``."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
+    out = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 2 and parts[0].lower().startswith("pmed"):
+            try:
+                out[parts[0].lower()] = float(parts[1])
+            except ValueError:
+                continue
+    if not out:
+        raise InvalidInputError(f"path: {str(path)!r}: expected lines 'pmed<k> <value>', found none")
+    return out

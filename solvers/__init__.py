@@ -1,0 +1,48 @@
+"""Solving: the neutral linear model, exact backends, MPS export, ``solve()``.
+
+>>> from solvers import solve, available_methods
+"""
+from __future__ import annotations
+
+from .api import solve
+from .errors import (
+    BenchselError,
+    InvalidInputError,
+    MethodNotApplicableError,
+    NotLinearError,
+    SolverNotInstalledError,
+    UnknownMethodError,
+)
+from .model import Block, LinearModel, ModelBuilder
+from .registry import Method, available_methods, get_method, list_methods, register_method
+from .result import MethodOutput, Result, Termination
+
+__all__ = [
+    "solve",
+    "available_methods",
+    "list_methods",
+    "get_method",
+    "register_method",
+    "Method",
+    "Result",
+    "MethodOutput",
+    "Termination",
+    "LinearModel",
+    "ModelBuilder",
+    "Block",
+    "write_mps",
+    "BenchselError",
+    "InvalidInputError",
+    "UnknownMethodError",
+    "MethodNotApplicableError",
+    "SolverNotInstalledError",
+    "NotLinearError",
+]
+
+
+def __getattr__(name: str):
+    if name == "write_mps":
+        from .mps import write_mps
+
+        return write_mps
+    raise AttributeError(f"module 'solvers' has no attribute {name!r}")

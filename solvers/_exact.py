@@ -1,0 +1,85 @@
+"""Plumbing shared by the exact backends: option split, model build, time budget."""
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+import numpy as np
+
+from .api import take_options
+from .errors import InvalidInputError
+from .model import LinearModel
+from .validation import check_int
+
+COMMON_OPTIONS: dict[str, Any] = {
+    "mip_rel_gap": 1e-6,  # relative gap at which the solver may stop and call it optimal
+    "threads": None,  # None: the solver's default
+    "verbose": False,  # stream the solver's log (progress on long work)
+    "warm_start": None,  # a selection (item indices) to start from
+}
+
+
+def linear_acceptor(backend: str):
+    """Acceptor for backends that read a :class:`LinearModel`."""
+
+    def accepts(f: Any) -> str | None:
+        if not getattr(f, "is_linear", False):
+            reason = getattr(f, "not_linear_reason", None) or "it has no linear statement"
+            return f"{reason} ({backend} reads mixed-integer linear models only)"
+        return None
+
+    return accepts
+
+
+def prepare(f: Any, options: Mapping[str, Any], known: Mapping[str, Any], method: str, *,
+            allow_lazy: bool = False) -> tuple[LinearModel, dict[str, Any], float]:
+    """Split formulation options from backend options and build the model.
+
+    Returns
+    -------
+    model : LinearModel
+    opts : dict
+        Backend options with defaults filled in.
+    build_seconds : float
+    """
+    options = dict(options)
+    model_opts = {k: options.pop(k) for k in list(options) if k in f.model_options}
+    opts = take_options(options, known, method)
+    if opts.get("mip_rel_gap") is not None:
+        g = opts["mip_rel_gap"]
+        if not isinstance(g, (int, float)) or not 0 <= g < 1:
+            raise InvalidInputError(f"mip_rel_gap: expected a number in [0, 1), got {g!r}")
+    if opts.get("threads") is not None:
+        opts["threads"] = check_int(opts["threads"], "threads", low=1)
+    t0 = time.perf_counter()
+    model = f.linear_model(allow_lazy=allow_lazy, **f.check_model_options(model_opts))
+    build = time.perf_counter() - t0
+    if opts.get("warm_start") is not None:
+        opts["warm_start"] = f.as_selection(opts["warm_start"], "warm_start")
+    return model, opts, build
+
+
+def remaining(time_limit: float | None, spent: float, floor: float = 0.05) -> float | None:
+    """Seconds left of ``time_limit`` after ``spent`` (at least ``floor``)."""
+    if time_limit is None:
+        return None
+    return max(time_limit - spent, floor)
+
+
+def formulation_bound(model: LinearModel, bound: float | None) -> float | None:
+    """Convert a bound on the (minimised) model objective to the formulation's units."""
+    if bound is None or not np.isfinite(bound):
+        return None
+    return float(model.objective_sign * bound)
+
+
+def true_key(f: Any, model: LinearModel):
+    """``key(selection)``: the formulation's objective in model (minimisation) units, None if infeasible."""
+
+    def key(sel: np.ndarray) -> float | None:
+        sel = np.asarray(sel)
+        if sel.size == 0 or not f.is_feasible(sel):
+            return None
+        return float(model.objective_sign * f.evaluate(sel))
+
+    return key

@@ -1,0 +1,132 @@
+"""The ``solve()`` entry point."""
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import BenchselError, InvalidInputError
+from .registry import require
+from .result import MethodOutput, Result, Termination, mip_gap
+from .validation import check_time_limit
+
+__all__ = ["solve", "check_solve_args", "take_options"]
+
+
+def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) -> tuple[float | None, int | None]:
+    """Pure checks of :func:`solve`'s arguments; returns (time_limit, seed)."""
+    from formulations.base import Formulation
+
+    if not isinstance(formulation, Formulation):
+        raise InvalidInputError(
+            f"formulation: expected a benchsel Formulation (e.g. formulations.KMedoids), got {type(formulation).__name__}"
+        )
+    if not isinstance(method, str):
+        raise InvalidInputError(f"method: expected a method name (str), got {type(method).__name__}")
+    time_limit = check_time_limit(time_limit)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise InvalidInputError(f"seed: expected a non-negative int or None, got {seed!r}")
+    return time_limit, None if seed is None else int(seed)
+
+
+def take_options(options: Mapping[str, Any], known: Mapping[str, Any], method: str) -> dict[str, Any]:
+    """Fill defaults from ``known`` and refuse unknown option names."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidInputError(
+            f"options: {', '.join(repr(u) for u in unknown)} not understood by method {method!r}; "
+            f"its options: {', '.join(sorted(known)) or '(none)'}"
+        )
+    return {**known, **options}
+
+
+def solve(formulation: Any, method: str, *, time_limit: float | None = None, seed: int | None = 0,
+          **options: Any) -> Result:
+    """Solve ``formulation`` with ``method`` and check the answer.
+
+    Parameters
+    ----------
+    formulation : formulations.base.Formulation
+        The problem, with its validated data.
+    method : str
+        A registered method name: exact backends (``"highs"``, ``"pyomo"``,
+        ``"cpsat"``, ...) or heuristics (``"fasterpam"``, ``"random"``, ...);
+        see :func:`solvers.available_methods`.
+    time_limit : float, optional
+        Wall-clock seconds for the whole call (model building included). On
+        time-out the best selection found is returned with termination
+        ``"time_limit"`` and the bound reached so far.
+    seed : int, optional
+        Seed of every random choice (same seed, same result).
+    **options
+        Method options (e.g. ``mip_rel_gap``, ``threads``, ``warm_start``,
+        ``verbose``) and options of the formulation's linear statement
+        (e.g. ``model="radius"`` for :class:`~formulations.KMedoids`).
+
+    Returns
+    -------
+    Result
+        Selection, objective re-evaluated by the formulation, bound, gap,
+        feasibility checked by the formulation, termination, timings, extras.
+    """
+    time_limit, seed = check_solve_args(formulation, method, time_limit, seed)
+    m = require(method, formulation)
+    t0 = time.perf_counter()
+    try:
+        out: MethodOutput = m.run(formulation, time_limit=time_limit, seed=seed, **options)
+    except BenchselError:
+        raise
+    except MemoryError as e:
+        out = MethodOutput(None, Termination.ERROR, extra={"error": f"MemoryError: {e}"})
+    except Exception as e:  # a backend failure is a result, not a crash of the caller's loop
+        out = MethodOutput(
+            None,
+            Termination.ERROR,
+            extra={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)},
+        )
+    wall = time.perf_counter() - t0
+    return finalize(formulation, m.name, seed, out, wall)
+
+
+def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput, wall: float) -> Result:
+    """Re-evaluate and check a method's output; build the :class:`Result`."""
+    extra = dict(out.extra)
+    if out.selection is not None and np.asarray(out.selection).size > 0:
+        sel = formulation.as_selection(out.selection)
+        objective = float(formulation.evaluate(sel))
+        chk = formulation.check(sel)
+        feasible = bool(chk.feasible)
+        if not feasible:
+            extra["violations"] = "; ".join(chk.reasons[:5])
+        extra.update(formulation.result_extras(sel))
+    else:
+        sel = np.zeros(0, dtype=np.int64)
+        objective = math.nan
+        feasible = False
+        try:
+            extra.update(formulation.result_extras(sel))
+        except Exception:  # extras are informative only
+            pass
+    sel.setflags(write=False)
+    bound = None if out.bound is None or not math.isfinite(out.bound) else float(out.bound)
+    gap = mip_gap(objective, bound) if feasible else None
+    build = float(out.build_seconds)
+    solve_s = float(out.solve_seconds) if out.solve_seconds else max(wall - build, 0.0)
+    extra.setdefault("wall_seconds", wall)
+    return Result(
+        selection=sel,
+        objective=objective,
+        bound=bound,
+        gap=gap,
+        feasible=feasible,
+        termination=Termination(out.termination),
+        method=method,
+        seed=seed,
+        build_seconds=build,
+        solve_seconds=solve_s,
+        formulation=type(formulation).__name__,
+        extra=extra,
+    )

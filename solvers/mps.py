@@ -1,0 +1,193 @@
+"""MPS export of the neutral model, with a JSON map of names back to items.
+
+The file is free-format MPS, always a **minimisation** (no ``OBJSENSE``
+section, which readers disagree on), with short safe names: columns ``C0``,
+``C1``, ..., rows ``R0``, ``R1``, ..., objective ``OBJ``. Every integer column
+gets explicit bounds (readers disagree on their defaults). A non-zero objective
+constant is written as a column ``CONST`` fixed at 1. Output is deterministic:
+the same model gives the same bytes.
+
+The JSON side file ``<path>.json`` maps names back: blocks with their first
+name and shape, the selection block's item of each column, the objective sign
+(``formulation objective = sign * MPS objective``).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import InvalidInputError
+from .model import LinearModel
+
+__all__ = ["write_mps", "read_name_map", "selection_from_values"]
+
+MAP_FORMAT = "benchsel-mps-map"
+
+
+def _num(v: float) -> str:
+    f = float(v)
+    return str(int(f)) if f.is_integer() and abs(f) < 1e15 else repr(f)
+
+
+def _fmt(vals: np.ndarray) -> list[str]:
+    return [_num(v) for v in vals.tolist()]
+
+
+def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None) -> tuple[Path, Path]:
+    """Write ``model`` as MPS at ``path`` and its name map at ``path + '.json'``.
+
+    Parameters
+    ----------
+    model : LinearModel
+        A static model (no lazy rows).
+    path : str or Path
+        Output file; parent folders are created.
+    formulation : Formulation, optional
+        Recorded in the map (class name and parameters that are scalars).
+
+    Returns
+    -------
+    (mps_path, json_path)
+    """
+    if model.lazy is not None:
+        raise InvalidInputError("model: MPS holds static models; this one generates rows on demand (lazy rows)")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n, m = model.n_cols, model.n_rows
+    cname = np.array([f"C{j}" for j in range(n)], dtype=object)
+    rname = np.array(["OBJ"] + [f"R{i}" for i in range(m)], dtype=object)
+    lb, ub = model.row_lb, model.row_ub
+    eq = lb == ub
+    g = np.isfinite(lb) & ~eq
+    types = np.where(eq, "E", np.where(g, "G", "L"))
+    lines = [f"NAME {model.name}", "ROWS", " N  OBJ"]
+    lines += [f" {t}  R{i}" for i, t in enumerate(types.tolist())]
+    lines.append("COLUMNS")
+    # entries ordered by column: objective first, then rows
+    A = model.A.tocsc()
+    A.sort_indices()
+    has_obj = model.c != 0
+    counts = np.diff(A.indptr) + has_obj
+    col_of = np.repeat(np.arange(n), counts)
+    row_idx = np.empty(col_of.size, dtype=np.int64)
+    vals = np.empty(col_of.size)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    obj_pos = starts[has_obj]
+    row_idx[obj_pos] = 0
+    vals[obj_pos] = model.c[has_obj]
+    mask = np.ones(col_of.size, bool)
+    mask[obj_pos] = False
+    row_idx[mask] = A.indices + 1
+    vals[mask] = A.data
+    entry = [f"    {c}  {r}  {v}" for c, r, v in zip(cname[col_of].tolist(), rname[row_idx].tolist(), _fmt(vals))]
+    # integer markers around runs of integer columns; empty columns get an explicit zero entry
+    integ = model.integrality
+    out_cols: list[str] = []
+    pos = 0
+    in_int = False
+    marker = 0
+    for j in range(n):
+        if integ[j] != in_int:
+            out_cols.append(f"    M{marker}  'MARKER'  '{'INTORG' if integ[j] else 'INTEND'}'")
+            marker += 1
+            in_int = bool(integ[j])
+        cnt = int(counts[j])
+        if cnt == 0:
+            out_cols.append(f"    {cname[j]}  OBJ  0")
+        else:
+            out_cols.extend(entry[pos:pos + cnt])
+        pos += cnt
+    if in_int:
+        out_cols.append(f"    M{marker}  'MARKER'  'INTEND'")
+    lines.extend(out_cols)
+    if model.c0 != 0:
+        lines.append(f"    CONST  OBJ  {_num(model.c0)}")
+    # right-hand sides and ranges
+    rhs = np.where(eq | g, lb, ub)
+    nzr = np.flatnonzero(rhs != 0)
+    lines.append("RHS")
+    lines += [f"    RHS  R{i}  {v}" for i, v in zip(nzr.tolist(), _fmt(rhs[nzr]))]
+    ranged = np.flatnonzero(g & np.isfinite(ub))
+    if ranged.size:
+        lines.append("RANGES")
+        lines += [f"    RNG  R{i}  {v}" for i, v in zip(ranged.tolist(), _fmt(ub[ranged] - lb[ranged]))]
+    # bounds
+    lines.append("BOUNDS")
+    clb, cub = model.col_lb, model.col_ub
+    for j in range(n):
+        lo, hi, nm = clb[j], cub[j], cname[j]
+        if lo == hi:
+            lines.append(f" FX BND  {nm}  {_num(lo)}")
+            continue
+        if np.isneginf(lo) and np.isposinf(hi):
+            lines.append(f" FR BND  {nm}")
+            continue
+        if np.isneginf(lo):
+            lines.append(f" MI BND  {nm}")
+        elif lo != 0 or integ[j]:
+            lines.append(f" LO BND  {nm}  {_num(lo)}")
+        if np.isfinite(hi):
+            lines.append(f" UP BND  {nm}  {_num(hi)}")
+        elif integ[j]:
+            lines.append(f" PL BND  {nm}")
+    if model.c0 != 0:
+        lines.append(" FX BND  CONST  1")
+    lines.append("ENDATA")
+    path.write_text("\n".join(lines) + "\n")
+    jpath = path.with_name(path.name + ".json")
+    jpath.write_text(json.dumps(_name_map(model, formulation), indent=1, sort_keys=True) + "\n")
+    return path, jpath
+
+
+def _name_map(model: LinearModel, formulation: Any) -> dict[str, Any]:
+    def blocks(bs, prefix):
+        return [{"name": b.name, "first": f"{prefix}{b.start}", "start": b.start, "count": b.size, "shape": list(b.shape)}
+                for b in bs]
+
+    sel = model.col_block(model.selection_block)
+    info: dict[str, Any] = {
+        "format": MAP_FORMAT,
+        "version": 1,
+        "model": model.name,
+        "sense": "min",
+        "objective_sign": model.objective_sign,
+        "objective_constant": model.c0,
+        "constant_column": "CONST" if model.c0 != 0 else None,
+        "columns": blocks(model.col_blocks, "C"),
+        "rows": blocks(model.row_blocks, "R"),
+        "selection": {"block": sel.name, "first_column": sel.start, "items": model.selection_items.tolist()},
+        "meta": {k: v for k, v in model.meta.items() if isinstance(v, (int, float, str, bool))},
+    }
+    if formulation is not None:
+        info["formulation"] = type(formulation).__name__
+        params = {}
+        for k, v in formulation.get_params().items():
+            if isinstance(v, (int, float, str, bool)) or v is None:
+                params[k] = v
+        info["formulation_params"] = params
+    return info
+
+
+def read_name_map(path: str | Path) -> dict[str, Any]:
+    """Read a name map written by :func:`write_mps` (give the ``.mps`` or the ``.json`` path)."""
+    path = Path(path)
+    jpath = path if path.suffix == ".json" else path.with_name(path.name + ".json")
+    try:
+        info = json.loads(jpath.read_text())
+    except (OSError, ValueError) as e:
+        raise InvalidInputError(f"path: cannot read the MPS name map {str(jpath)!r}: {e}") from None
+    if info.get("format") != MAP_FORMAT:
+        raise InvalidInputError(f"path: {str(jpath)!r} is not a benchsel MPS name map")
+    return info
+
+
+def selection_from_values(name_map: Mapping[str, Any], values: Mapping[str, float]) -> np.ndarray:
+    """Selected items from column values keyed by MPS column name (``{"C0": 1.0, ...}``)."""
+    sel = name_map["selection"]
+    items = np.asarray(sel["items"], dtype=np.int64)
+    first = int(sel["first_column"])
+    x = np.array([values.get(f"C{first + i}", 0.0) for i in range(items.size)], dtype=float)
+    return np.sort(items[x > 0.5])

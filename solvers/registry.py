@@ -1,0 +1,178 @@
+"""One registry for every method: exact backends and heuristics alike.
+
+A method is a name, a kind (``"exact"`` or ``"heuristic"``), a predicate that
+says whether it accepts a formulation (and why not), and a runner::
+
+    runner(formulation, *, time_limit, seed, **options) -> MethodOutput
+
+Third parties register their own with :func:`register_method`.
+Built-in methods live in the modules listed in ``_BUILTIN_MODULES`` and are
+imported the first time the registry is consulted.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .errors import MethodNotApplicableError, UnknownMethodError
+
+__all__ = ["Method", "register_method", "get_method", "available_methods", "list_methods"]
+
+Acceptor = Callable[[Any], "str | None"]
+
+# Modules that register built-in methods when imported.
+_BUILTIN_MODULES = (
+    "solvers.highs_backend",
+    "solvers.pyomo_backend",
+    "solvers.cpsat_backend",
+    "heuristics.generic",
+    "heuristics.kmedoids",
+    "heuristics.positional",
+    "heuristics.holocosm",
+    "heuristics.bayes",
+)
+
+_REGISTRY: dict[str, "Method"] = {}
+_loaded = False
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"exact", "heuristic"}
+    run : callable
+        ``run(f, *, time_limit, seed, **options) -> MethodOutput``.
+    accepts : callable
+        ``accepts(f) -> None`` when ``f`` is accepted, else a one-line reason.
+    description : str
+    options : tuple of str
+        Option names the runner understands (for messages and docs).
+    """
+
+    name: str
+    kind: str
+    run: Callable[..., Any]
+    accepts: Acceptor
+    description: str = ""
+    options: tuple[str, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        return self.kind == "exact"
+
+
+def accepts_types(*types: type, reason: str | None = None) -> Acceptor:
+    """An acceptor that takes instances of ``types``."""
+
+    def acceptor(f: Any) -> str | None:
+        if isinstance(f, types):
+            return None
+        names = ", ".join(t.__name__ for t in types)
+        return reason or f"it works on {names} only"
+
+    return acceptor
+
+
+def register_method(
+    name: str,
+    *,
+    kind: str,
+    accepts: Acceptor | type | tuple[type, ...],
+    description: str = "",
+    options: Iterable[str] = (),
+    replace: bool = False,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator registering ``run`` under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Method name used in :func:`solvers.solve`.
+    kind : {"exact", "heuristic"}
+    accepts : callable, type or tuple of types
+        Formulation classes the method takes, or a predicate returning None
+        (accepted) or a reason string (refused).
+    description : str
+    options : iterable of str
+        Option names the runner understands.
+    replace : bool
+        Allow replacing an existing registration.
+    """
+    if kind not in ("exact", "heuristic"):
+        raise ValueError(f"kind: expected 'exact' or 'heuristic', got {kind!r}")
+    if isinstance(accepts, type):
+        accepts = accepts_types(accepts)
+    elif isinstance(accepts, tuple):
+        accepts = accepts_types(*accepts)
+
+    def deco(run: Callable[..., Any]) -> Callable[..., Any]:
+        if name in _REGISTRY and not replace and _REGISTRY[name].run is not run:
+            raise ValueError(f"name: method {name!r} is already registered")
+        _REGISTRY[name] = Method(name, kind, run, accepts, description, tuple(options))  # type: ignore[arg-type]
+        return run
+
+    return deco
+
+
+def _load_builtins() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for mod in _BUILTIN_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:  # a module of this list that is not part of this build
+            if e.name != mod:
+                raise
+
+
+def list_methods() -> list[Method]:
+    """Every registered method, sorted by name."""
+    _load_builtins()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def get_method(name: str) -> Method:
+    """The method registered as ``name``; :class:`UnknownMethodError` otherwise."""
+    _load_builtins()
+    if not isinstance(name, str):
+        raise UnknownMethodError(f"method: expected a method name (str), got {type(name).__name__}")
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownMethodError(
+            f"method: unknown method {name!r}; registered methods: {', '.join(sorted(_REGISTRY))}"
+        ) from None
+
+
+def refusal(method: Method, formulation: Any) -> str | None:
+    """Why ``method`` refuses ``formulation`` (None if it accepts it)."""
+    return method.accepts(formulation)
+
+
+def available_methods(formulation: Any, kind: str | None = None) -> list[str]:
+    """Names of the methods that accept ``formulation`` (optionally of one kind)."""
+    return [
+        m.name
+        for m in list_methods()
+        if (kind is None or m.kind == kind) and m.accepts(formulation) is None
+    ]
+
+
+def require(method: str, formulation: Any) -> Method:
+    """Look ``method`` up and check it accepts ``formulation``."""
+    m = get_method(method)
+    why = m.accepts(formulation)
+    if why is not None:
+        can = available_methods(formulation)
+        raise MethodNotApplicableError(
+            f"method: {method!r} does not accept a {type(formulation).__name__}: {why}. "
+            f"Methods that accept it: {', '.join(can) if can else '(none)'}"
+        )
+    return m

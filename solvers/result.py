@@ -1,0 +1,149 @@
+"""Result types shared by every method."""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+__all__ = ["Termination", "MethodOutput", "Result", "mip_gap"]
+
+
+class Termination(str, enum.Enum):
+    """Why a method stopped. Kept apart from whether a solution exists.
+
+    Compares equal to its string value: ``res.termination == "optimal"``.
+    """
+
+    OPTIMAL = "optimal"  #: proven optimal (within the requested gap; see ``Result.gap``)
+    TIME_LIMIT = "time_limit"  #: stopped by the time limit
+    ITERATION_LIMIT = "iteration_limit"  #: stopped by an iteration/node/swap limit
+    SOLUTION_LIMIT = "solution_limit"  #: stopped after the requested number of solutions
+    OBJECTIVE_LIMIT = "objective_limit"  #: stopped by an objective target or bound
+    CONVERGED = "converged"  #: a heuristic finished normally (local optimum or pass complete)
+    INFEASIBLE = "infeasible"  #: proven infeasible
+    UNBOUNDED = "unbounded"  #: proven unbounded
+    INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"
+    INTERRUPTED = "interrupted"  #: interrupted by the user or a callback
+    ERROR = "error"  #: the backend failed
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+
+def mip_gap(objective: float | None, bound: float | None) -> float | None:
+    """``|objective - bound| / max(|objective|, 1e-9)``; None when either is missing."""
+    if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
+        return None
+    return abs(objective - bound) / max(abs(objective), 1e-9)
+
+
+@dataclass
+class MethodOutput:
+    """What a method's runner hands back to :func:`solvers.solve`.
+
+    Attributes
+    ----------
+    selection : ndarray of int or None
+        The best selection found (item indices), or None if there is none.
+    termination : Termination
+    bound : float or None
+        Proven bound on the formulation's optimum, in the formulation's units
+        (lower bound for minimisation, upper bound for maximisation).
+    build_seconds, solve_seconds : float
+    extra : dict
+        Backend details (status strings, node counts, scaling, ...).
+    """
+
+    selection: np.ndarray | None
+    termination: Termination
+    bound: float | None = None
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """The outcome of :func:`solvers.solve`.
+
+    Attributes
+    ----------
+    selection : ndarray of int64, shape (n_selected,)
+        Sorted item indices (empty when no solution was found).
+    objective : float
+        The formulation's objective at ``selection``, re-evaluated in floating
+        point by the formulation (``nan`` without a solution).
+    bound : float or None
+        Proven bound (None for heuristics or when none is known).
+    gap : float or None
+        ``|objective - bound| / max(|objective|, 1e-9)``.
+    feasible : bool
+        Feasibility of ``selection`` as checked by the formulation.
+    termination : Termination
+    method : str
+    seed : int or None
+    build_seconds, solve_seconds : float
+        Time to state the model (or prepare) and to solve it.
+    formulation : str
+        Class name of the formulation.
+    extra : mapping
+        Backend and formulation details.
+    """
+
+    selection: np.ndarray
+    objective: float
+    bound: float | None
+    gap: float | None
+    feasible: bool
+    termination: Termination
+    method: str
+    seed: int | None
+    build_seconds: float
+    solve_seconds: float
+    formulation: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_solution(self) -> bool:
+        return self.selection.size > 0 and math.isfinite(self.objective)
+
+    @property
+    def seconds(self) -> float:
+        return self.build_seconds + self.solve_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat row: scalars only; ``extra`` keys are prefixed ``extra.``."""
+        row: dict[str, Any] = {
+            "formulation": self.formulation,
+            "method": self.method,
+            "seed": self.seed,
+            "termination": self.termination.value,
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "feasible": self.feasible,
+            "n_selected": int(self.selection.size),
+            "build_seconds": self.build_seconds,
+            "solve_seconds": self.solve_seconds,
+            "seconds": self.seconds,
+            "selection": " ".join(str(int(i)) for i in self.selection),
+        }
+        for k, v in self.extra.items():
+            if isinstance(v, (np.generic,)):
+                v = v.item()
+            if v is None or isinstance(v, (bool, int, float, str)):
+                row[f"extra.{k}"] = v
+        return row
+
+    def __repr__(self) -> str:
+        b = "None" if self.bound is None else f"{self.bound:.6g}"
+        g = "None" if self.gap is None else f"{self.gap:.3g}"
+        return (
+            f"Result(method={self.method!r}, termination={self.termination.value!r}, objective={self.objective:.6g}, "
+            f"bound={b}, gap={g}, feasible={self.feasible}, n_selected={self.selection.size}, "
+            f"seconds={self.seconds:.3f})"
+        )
