@@ -99,6 +99,11 @@ class Formulation(abc.ABC):
         """Every selection that may be optimal (for brute force on tiny instances)."""
         raise NotImplementedError(f"{type(self).__name__} does not enumerate its selections")
 
+    @classmethod
+    def conformance_instances(cls, seed: int = 0) -> list["Formulation"]:
+        """Tiny instances (brute-forceable in well under a second) for the conformance suite."""
+        return []
+
     def result_extras(self, selection: np.ndarray) -> dict[str, Any]:
         """Facts added to ``Result.extra`` for a selection (e.g. calibrated parameters)."""
         return {}

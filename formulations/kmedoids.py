@@ -249,6 +249,18 @@ class KMedoids(Formulation):
         for c in itertools.combinations(self._cand.tolist(), self.k):
             yield np.asarray(c, dtype=np.int64)
 
+    @classmethod
+    def conformance_instances(cls, seed: int = 0) -> list["KMedoids"]:
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(9, 2))
+        D_asym = rng.integers(0, 20, size=(8, 8)).astype(float)
+        np.fill_diagonal(D_asym, 0.0)
+        return [
+            cls.from_features(X, k=3, metric="euclidean"),
+            cls.from_features(rng.normal(size=(8, 5)), k=2, metric="correlation", weights=rng.uniform(0.5, 2, 8)),
+            cls(D_asym, 3, candidates=[0, 2, 3, 5, 7]),
+        ]
+
     def n_selections(self) -> int:
         return math.comb(int(self._cand.size), self.k)
 

@@ -1,0 +1,36 @@
+"""Instance generators and loaders (OR-Library, score tables, response matrices).
+
+Names are imported lazily so ``import instances`` stays light.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    # OR-Library p-median
+    "load_pmed": "instances.orlib",
+    "load_pmed_optima": "instances.orlib",
+    "read_pmed_graph": "instances.orlib",
+    # seeded generators
+    "make_kmedoids": "instances.synthetic",
+    # positional (score tables, rankings)
+    "load_score_table": "instances.scores",
+    "mallows_profile": "instances.scores",
+    "swap_pairs_profile": "instances.scores",
+    # response tensors
+    "load_responses": "instances.responses",
+    "make_multimetric": "instances.responses",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'instances' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,87 @@
+"""A conformance checker any method (built in or third-party) can be run through.
+
+On tiny instances with brute-force optima:
+
+* an exact method must return ``termination == "optimal"``, a feasible
+  selection whose re-evaluated objective equals the brute-force optimum, and a
+  bound on the right side of it;
+* a heuristic must return a feasible selection no better than the optimum.
+
+Formulation classes expose tiny instances through ``conformance_instances(seed)``.
+
+>>> from solvers.conformance import check_method
+>>> problems = check_method(f, "highs")      # [] when the method conforms
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+from .api import solve
+from .registry import available_methods, get_method
+
+__all__ = ["brute_force", "check_method", "check_formulation"]
+
+
+def brute_force(f: Any, limit: int = 200_000) -> tuple[float, np.ndarray | None]:
+    """Best feasible objective over ``f.enumerate_selections()`` (in ``f.sense``).
+
+    Returns
+    -------
+    (optimum, selection) — ``(nan, None)`` when no enumerated selection is feasible.
+    """
+    best, best_sel = math.nan, None
+    for n, sel in enumerate(f.enumerate_selections()):
+        if n >= limit:
+            raise ValueError(f"limit: more than {limit} selections to enumerate; use a smaller instance")
+        if not f.is_feasible(sel):
+            continue
+        v = f.evaluate(sel)
+        if best_sel is None or f.better(v, best):
+            best, best_sel = v, sel
+    return best, best_sel
+
+
+def _tol(x: float) -> float:
+    return 1e-6 * max(1.0, abs(x))
+
+
+def check_method(f: Any, method: str, *, optimum: float | None = None, time_limit: float = 60.0, seed: int = 0,
+                 **options: Any) -> list[str]:
+    """Problems found when ``method`` solves ``f`` (empty list: conforms)."""
+    if optimum is None:
+        optimum, _ = brute_force(f)
+    m = get_method(method)
+    res = solve(f, method, time_limit=time_limit, seed=seed, **options)
+    probs: list[str] = []
+    tag = f"{method} on {f!r}"
+    if math.isnan(optimum):  # infeasible instance
+        if res.feasible:
+            probs.append(f"{tag}: returned a feasible selection for an infeasible instance")
+        if m.exact and res.termination not in ("infeasible", "infeasible_or_unbounded"):
+            probs.append(f"{tag}: termination {res.termination.value!r}, expected 'infeasible'")
+        return probs
+    if not res.feasible:
+        probs.append(f"{tag}: selection infeasible ({res.extra.get('violations', '')}); termination {res.termination.value}")
+        return probs
+    sign = 1.0 if f.sense == "min" else -1.0
+    if sign * (res.objective - optimum) < -_tol(optimum):
+        probs.append(f"{tag}: objective {res.objective!r} better than the brute-force optimum {optimum!r}")
+    if m.exact:
+        if res.termination != "optimal":
+            probs.append(f"{tag}: termination {res.termination.value!r}, expected 'optimal'")
+        if abs(res.objective - optimum) > _tol(optimum) + 1e-6 * abs(optimum):
+            probs.append(f"{tag}: objective {res.objective!r} != brute-force optimum {optimum!r}")
+        if res.bound is not None and sign * (res.bound - optimum) > _tol(optimum) + 1e-5 * abs(optimum):
+            probs.append(f"{tag}: bound {res.bound!r} is past the optimum {optimum!r}")
+    if res.selection.dtype != np.int64 or np.any(np.diff(res.selection) <= 0):
+        probs.append(f"{tag}: selection is not a sorted int64 array of distinct items")
+    return probs
+
+
+def check_formulation(f: Any, methods: Iterable[str] | None = None, **kw: Any) -> dict[str, list[str]]:
+    """Run :func:`check_method` for every method that accepts ``f`` (or those given)."""
+    opt, _ = brute_force(f)
+    return {m: check_method(f, m, optimum=opt, **kw) for m in (methods or available_methods(f))}
