@@ -95,6 +95,14 @@ class Formulation(abc.ABC):
     def random_selection(self, rng: np.random.Generator) -> np.ndarray:
         """A random selection of the right shape (feasible where that is cheap to ensure)."""
 
+    def initial_selection(self) -> np.ndarray | None:
+        """A cheap feasible selection that exact backends use as their default warm start.
+
+        None when the formulation knows none; a time-out then returns whatever
+        the solver itself found.
+        """
+        return None
+
     def enumerate_selections(self) -> Iterator[np.ndarray]:
         """Every selection that may be optimal (for brute force on tiny instances)."""
         raise NotImplementedError(f"{type(self).__name__} does not enumerate its selections")

@@ -20,41 +20,10 @@ from solvers.validation import check_choice, check_int, check_rng
 
 from ._common import Clock, output, progress
 
-__all__ = ["build", "fasterpam", "alternate", "kmedoids_pp"]
+__all__ = ["fasterpam", "alternate", "kmedoids_pp"]
 
 
 # ---------------------------------------------------------------- starts
-def build(D: np.ndarray, k: int, w: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """PAM's greedy BUILD: add the candidate that lowers the weighted cost most, ``k`` times.
-
-    Parameters
-    ----------
-    D : ndarray, shape (N, N)
-    k : int
-    w : ndarray, shape (N,)
-    cand : ndarray of int, shape (C,)
-
-    Returns
-    -------
-    ndarray of int, shape (k,)
-        Medoids (item indices) in the order chosen.
-    """
-    Dc = D[:, cand]
-    first = int(np.argmin(w @ Dc))
-    chosen = [first]
-    d1 = Dc[:, first].copy()
-    avail = np.ones(cand.size, bool)
-    avail[first] = False
-    for _ in range(1, k):
-        gain = w @ np.maximum(d1[:, None] - Dc, 0.0)
-        gain[~avail] = -np.inf
-        j = int(np.argmax(gain))
-        chosen.append(j)
-        avail[j] = False
-        np.minimum(d1, Dc[:, j], out=d1)
-    return cand[np.asarray(chosen)]
-
-
 def kmedoids_pp(D: np.ndarray, k: int, w: np.ndarray, cand: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """k-medoids++ seeding: each next medoid drawn with probability proportional to w_i * d1(i) among candidates."""
     Dc = D[:, cand]
@@ -211,7 +180,7 @@ def alternate(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
 # --------------------------------------------------------------- methods
 def _start(f: KMedoids, init: str, rng: np.random.Generator) -> np.ndarray:
     if init == "build":
-        return build(f.D, f.k, f.weights, f.candidates)
+        return f.greedy_selection()
     if init == "kmedoids++":
         return kmedoids_pp(f.D, f.k, f.weights, f.candidates, rng)
     return rng.choice(f.candidates, size=f.k, replace=False)
@@ -300,7 +269,7 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, **
 def run_build(f: KMedoids, *, time_limit: float | None, seed: int | None, **options: Any):
     take_options(options, {}, "build")
     clock = Clock(time_limit)
-    return output(np.sort(build(f.D, f.k, f.weights, f.candidates)), clock)
+    return output(np.sort(f.greedy_selection()), clock)
 
 
 @register_method(

@@ -15,7 +15,7 @@ COMMON_OPTIONS: dict[str, Any] = {
     "mip_rel_gap": 1e-6,  # relative gap at which the solver may stop and call it optimal
     "threads": None,  # None: the solver's default
     "verbose": False,  # stream the solver's log (progress on long work)
-    "warm_start": None,  # a selection (item indices) to start from
+    "warm_start": "auto",  # a selection (item indices), "auto" (the formulation's initial_selection) or None
 }
 
 
@@ -54,8 +54,15 @@ def prepare(f: Any, options: Mapping[str, Any], known: Mapping[str, Any], method
     t0 = time.perf_counter()
     model = f.linear_model(allow_lazy=allow_lazy, **f.check_model_options(model_opts))
     build = time.perf_counter() - t0
-    if opts.get("warm_start") is not None:
-        opts["warm_start"] = f.as_selection(opts["warm_start"], "warm_start")
+    ws = opts.get("warm_start")
+    if isinstance(ws, str):
+        if ws != "auto":
+            raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {ws!r}")
+        t1 = time.perf_counter()
+        opts["warm_start"] = f.initial_selection()
+        build += time.perf_counter() - t1
+    elif ws is not None:
+        opts["warm_start"] = f.as_selection(ws, "warm_start")
     return model, opts, build
 
 

@@ -183,7 +183,8 @@ def solve_pyomo_model(m: Any, *, solver: str = "highs", time_limit: float | None
             "pyomo_solution_status": str(res.solution_status.name),
             "pyomo_solver": solver,
         }
-        return ok, _termination_new(res.termination_condition), res.objective_bound, extra
+        term = _termination_new(res.termination_condition)
+        return ok, term, _valid_bound(res.objective_bound, term), extra
     legacy = pyo.SolverFactory(solver)
     if legacy is None or not legacy.available(exception_flag=False):
         raise SolverNotInstalledError(
@@ -199,8 +200,18 @@ def solve_pyomo_model(m: Any, *, solver: str = "highs", time_limit: float | None
     if ok:
         m.solutions.load_from(res)
     lb = getattr(res.problem, "lower_bound", None)
-    bound = float(lb) if lb is not None and np.isfinite(float(lb)) else None
-    return ok, _termination_legacy(tc), bound, {"pyomo_termination": str(tc), "pyomo_solver": solver}
+    term = _termination_legacy(tc)
+    return ok, term, _valid_bound(lb, term), {"pyomo_termination": str(tc), "pyomo_solver": solver}
+
+
+def _valid_bound(b: Any, term: Termination) -> float | None:
+    if term in (Termination.INFEASIBLE, Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED):
+        return None
+    try:
+        b = float(b)
+    except (TypeError, ValueError):
+        return None
+    return b if np.isfinite(b) else None
 
 
 @register_method(
@@ -232,6 +243,4 @@ def run_pyomo(f: Any, *, time_limit: float | None, seed: int | None, **options: 
     extra.update(model.summary())
     extra["pyomo_build_seconds"] = pyomo_build
     extra["neutral_build_seconds"] = build
-    if term in (Termination.INFEASIBLE, Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED):
-        bound = None
     return MethodOutput(sel, term, formulation_bound(model, bound), build + pyomo_build, solve_s, extra)

@@ -1,0 +1,287 @@
+"""KMedoids: data checks, oracle, the three exact statements, heuristics, time limits, OR-Library loading."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from formulations import KMedoids
+from formulations.base import Check, Formulation
+from instances import load_pmed, make_kmedoids, read_pmed_graph
+from solvers import (
+    InvalidInputError,
+    MethodNotApplicableError,
+    SolverNotInstalledError,
+    UnknownMethodError,
+    available_methods,
+    solve,
+)
+from solvers.conformance import brute_force
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+PMED = DATA / "orlib" / "pmed"
+needs_data = pytest.mark.skipif(not PMED.is_dir(), reason="../shared/data/orlib/pmed not present")
+
+
+# ----------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "D,k,match",
+    [
+        (np.zeros((3, 4)), 1, r"D: expected a square array of shape \(N, N\), got shape \(3, 4\)"),
+        (np.array([[0, np.nan], [1, 0]]), 1, r"D: expected finite values, got 1 non-finite \(NaN\)"),
+        (np.array([[0, -1.0], [1, 0]]), 1, r"D: expected non-negative values, got 1 negative"),
+        (np.zeros((4, 4)), 0, r"k: expected an integer with 1 <= k <= .* got 0"),
+        (np.zeros((4, 4)), 4, r"k: expected an integer with 1 <= k <= min\(N - 1, n_candidates\) = 3, got 4"),
+        (np.zeros((4, 4)), 2.5, r"k: expected an integer, got float 2.5"),
+        (np.zeros(4), 1, r"D: expected an array of shape \(N, N\), got shape \(4,\)"),
+        ([["a", "b"], ["c", "d"]], 1, r"D: expected a numeric array"),
+    ],
+)
+def test_bad_input(D, k, match):
+    with pytest.raises(InvalidInputError, match=match):
+        KMedoids(D, k)
+
+
+def test_bad_weights_candidates_and_metric():
+    D = np.ones((4, 4)) - np.eye(4)
+    with pytest.raises(InvalidInputError, match=r"weights: expected shape \(N,\) = \(4,\), got shape \(3,\)"):
+        KMedoids(D, 2, weights=[1, 1, 1])
+    with pytest.raises(InvalidInputError, match="weights: expected non-negative"):
+        KMedoids(D, 2, weights=[1, -1, 1, 1])
+    with pytest.raises(InvalidInputError, match="candidates: expected distinct item indices in \\[0, 4\\)"):
+        KMedoids(D, 2, candidates=[0, 9])
+    with pytest.raises(InvalidInputError, match="k: .*got 3"):
+        KMedoids(D, 3, candidates=[0, 1])
+    with pytest.raises(InvalidInputError, match="metric: expected one of 'correlation', 'cosine', 'euclidean', got 'l1'"):
+        KMedoids.from_features(np.ones((4, 2)), 2, metric="l1")
+
+
+def test_bad_selection_and_methods():
+    f = make_kmedoids(12, 3, seed=1)
+    with pytest.raises(InvalidInputError, match=r"selection: expected item indices in \[0, 12\), got values from 0 to 12"):
+        f.evaluate([0, 12])
+    with pytest.raises(InvalidInputError, match="selection: expected distinct"):
+        f.evaluate([1, 1])
+    with pytest.raises(UnknownMethodError, match="method: unknown method 'gurobi-magic'; registered methods: .*highs"):
+        solve(f, "gurobi-magic")
+    with pytest.raises(InvalidInputError, match=r"options: 'mip_gap' not understood by method 'highs'; its options: .*mip_rel_gap"):
+        solve(f, "highs", mip_gap=0.1)
+    with pytest.raises(InvalidInputError, match="model: expected one of 'auto', 'assignment', 'radius', 'benders', got 'flow'"):
+        solve(f, "highs", model="flow")
+    with pytest.raises(InvalidInputError, match="time_limit: expected 0.0 < time_limit, got -1"):
+        solve(f, "highs", time_limit=-1)
+    with pytest.raises(InvalidInputError, match="formulation: expected a benchsel Formulation"):
+        solve(np.eye(3), "highs")
+    with pytest.raises(InvalidInputError, match="model: 'benders' generates its cuts on demand"):
+        f.to_mps("/tmp/never.mps", model="benders")
+
+
+class _Toy(Formulation):
+    """A third-party formulation with no linear statement: pick 1 of 3 items."""
+
+    not_linear_reason = "toy objective is a table lookup"
+
+    @property
+    def n_items(self):
+        return 3
+
+    def get_params(self):
+        return {}
+
+    def evaluate(self, selection):
+        return float(np.asarray(selection).sum())
+
+    def check(self, selection):
+        return Check.from_reasons([] if len(selection) == 1 else ["pick exactly one"])
+
+    def random_selection(self, rng):
+        return np.array([rng.integers(3)])
+
+
+def test_method_refusals_name_the_alternatives():
+    toy = _Toy()
+    with pytest.raises(MethodNotApplicableError, match=r"'fasterpam' does not accept a _Toy: it works on KMedoids only\. Methods that accept it: random"):
+        solve(toy, "fasterpam")
+    with pytest.raises(MethodNotApplicableError, match=r"'highs' does not accept a _Toy: toy objective is a table lookup \(HiGHS reads mixed-integer linear models only\)"):
+        solve(toy, "highs")
+    assert available_methods(toy) == ["random"]
+
+
+def test_optional_solver_not_installed():
+    f = make_kmedoids(10, 2, seed=0)
+    with pytest.raises(SolverNotInstalledError, match="solver: Pyomo solver 'no_such_solver' is not installed"):
+        solve(f, "pyomo", solver="no_such_solver")
+
+
+# -------------------------------------------------------------------- oracle
+def test_evaluate_assign_estimate():
+    D = np.array([[0, 1, 5, 6], [1, 0, 4, 5], [5, 4, 0, 2], [6, 5, 2, 0.0]])
+    f = KMedoids(D, 2)
+    assert f.evaluate([0, 2]) == 1 + 2
+    assert f.assign([2, 0]).tolist() == [0, 0, 2, 2]
+    assert f.cluster_weights([0, 2]).tolist() == [0.5, 0.5]
+    # scores given in the order of `selection` ([3, 0]): medoid 3 serves items 2,3; medoid 0 serves 0,1
+    assert f.estimate([3, 0], [0.2, 1.0]) == pytest.approx(0.5 * 1.0 + 0.5 * 0.2)
+    est = f.estimate([0, 3], np.array([[1.0, 0.0], [0.5, 0.5]]))
+    assert est.tolist() == [0.5, 0.5]
+    assert not f.check([0]).feasible and "k = 2" in f.check([0]).reasons[0]
+
+
+def test_correlation_metric_is_one_minus_pearson():
+    X = np.random.default_rng(3).normal(size=(6, 9))
+    f = KMedoids.from_features(X, 2, metric="correlation")
+    expect = 1 - np.corrcoef(X)
+    np.fill_diagonal(expect, 0)
+    assert np.allclose(f.D, np.clip(expect, 0, None))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(5, 9), k=st.integers(1, 3))
+def test_objective_invariant_under_relabelling(seed, n, k):
+    rng = np.random.default_rng(seed)
+    D = rng.uniform(0, 10, size=(n, n))
+    w = rng.uniform(0.1, 3, size=n)
+    perm = rng.permutation(n)
+    f = KMedoids(D, k, weights=w)
+    g = KMedoids(D[np.ix_(perm, perm)], k, weights=w[perm])  # item i of g is item perm[i] of f
+    S = np.sort(rng.choice(n, size=k, replace=False))
+    inv = np.argsort(perm)
+    assert g.evaluate(inv[S]) == pytest.approx(f.evaluate(S))
+    assert brute_force(g)[0] == pytest.approx(brute_force(f)[0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.01, 100))
+def test_weights_scale_the_objective(seed, scale):
+    rng = np.random.default_rng(seed)
+    D = rng.uniform(0, 10, size=(7, 7))
+    w = rng.uniform(0.1, 3, size=7)
+    S = np.sort(rng.choice(7, size=2, replace=False))
+    assert KMedoids(D, 2, weights=scale * w).evaluate(S) == pytest.approx(scale * KMedoids(D, 2, weights=w).evaluate(S))
+
+
+# -------------------------------------------------------------- exact models
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_all_statements_reach_the_brute_force_optimum(seed):
+    rng = np.random.default_rng(seed)
+    D = rng.integers(0, 30, size=(9, 9)).astype(float)
+    np.fill_diagonal(D, 0)
+    f = KMedoids(D, 3, weights=rng.uniform(0.5, 2, 9), candidates=[0, 1, 3, 4, 6, 8])
+    opt, _ = brute_force(f)
+    for method, model in [("highs", "assignment"), ("highs", "radius"), ("highs", "benders"),
+                          ("cpsat", "radius"), ("pyomo", "radius")]:
+        res = solve(f, method, model=model, time_limit=30)
+        assert res.termination == "optimal", (method, model)
+        assert res.objective == pytest.approx(opt), (method, model)
+        assert res.bound == pytest.approx(opt, rel=1e-6), (method, model)
+        assert res.extra["model_variant"] == model
+
+
+def test_radius_model_is_smaller_and_agrees_on_a_larger_instance():
+    f = make_kmedoids(120, 6, seed=4)
+    ra, rr = f.linear_model(model="assignment"), f.linear_model(model="radius")
+    assert rr.nnz < ra.nnz
+    a = solve(f, "highs", model="assignment", time_limit=60)
+    r = solve(f, "highs", model="radius", time_limit=60)
+    b = solve(f, "highs", time_limit=60)  # auto -> benders
+    assert b.extra["model_variant"] == "benders"
+    assert a.objective == pytest.approx(r.objective) == pytest.approx(b.objective)
+    assert a.termination == r.termination == b.termination == "optimal"
+
+
+def test_warm_start_is_accepted_and_checked():
+    f = make_kmedoids(60, 4, seed=2)
+    h = solve(f, "fasterpam", seed=0)
+    for method in ("highs", "cpsat", "pyomo"):
+        res = solve(f, method, warm_start=h.selection, time_limit=60, model="radius")
+        assert res.feasible and res.objective <= h.objective + 1e-9
+    with pytest.raises(InvalidInputError, match="warm_start: expected item indices"):
+        solve(f, "highs", warm_start=[0, 99])
+
+
+@needs_data
+@pytest.mark.parametrize("model", ["radius", "benders"])
+def test_time_limit_keeps_a_feasible_incumbent(model):
+    f = load_pmed(PMED / "pmed38.txt")  # N = 900, k = 5: not provable in 3 s
+    res = solve(f, "highs", time_limit=3, model=model)
+    assert res.termination == "time_limit"
+    assert res.feasible and res.selection.size == f.k
+    assert res.objective == pytest.approx(f.evaluate(res.selection))
+    if model == "benders":  # its LP cut loop proves a bound within the first second
+        assert res.bound is not None
+    if res.bound is not None:  # the radius LP may not finish its root in 3 s: no bound then
+        assert res.bound <= res.objective + 1e-6 and res.gap >= 0
+    assert res.extra["wall_seconds"] < 30
+
+
+# ---------------------------------------------------------------- heuristics
+@pytest.mark.parametrize("method", ["fasterpam", "alternate", "build", "random"])
+def test_heuristics_are_seeded_and_feasible(method):
+    f = make_kmedoids(80, 5, seed=7, weighted=True)
+    a, b = solve(f, method, seed=3), solve(f, method, seed=3)
+    assert a.feasible and a.bound is None and a.gap is None
+    assert a.selection.tolist() == b.selection.tolist()
+
+
+def test_fasterpam_numpy_matches_the_kmedoids_package_objective():
+    f = make_kmedoids(150, 6, seed=11)
+    pkg = solve(f, "fasterpam", seed=0, backend="kmedoids")
+    own = solve(f, "fasterpam", seed=0, backend="numpy")
+    exact = solve(f, "highs", time_limit=60)
+    assert pkg.extra["implementation"] == "kmedoids" and own.extra["implementation"] == "numpy"
+    # both are local optima of the same swap neighbourhood: no better than the optimum, close to it
+    assert exact.objective <= min(pkg.objective, own.objective) + 1e-9
+    assert own.objective <= 1.05 * exact.objective and pkg.objective <= 1.05 * exact.objective
+
+
+def test_fasterpam_respects_weights_and_candidates():
+    f = make_kmedoids(40, 3, seed=5)
+    g = KMedoids(f.D, 3, weights=np.r_[np.full(20, 5.0), np.ones(20)], candidates=np.arange(0, 40, 2))
+    res = solve(g, "fasterpam", seed=0)
+    assert res.extra["implementation"] == "numpy"
+    assert res.feasible and set(res.selection.tolist()) <= set(range(0, 40, 2))
+    assert res.objective >= brute_force(g)[0] - 1e-9
+    with pytest.raises(InvalidInputError, match="backend: the kmedoids package takes neither"):
+        solve(g, "fasterpam", backend="kmedoids")
+
+
+# ------------------------------------------------------------------ OR-Library
+def test_pmed_reader_later_duplicate_edge_wins(tmp_path):
+    p = tmp_path / "tiny.txt"
+    p.write_text("4 4 2\n1 2 10\n2 3 1\n3 4 1\n1 2 3\n")
+    D, k = read_pmed_graph(p)
+    assert k == 2 and D[0, 1] == 3 and D[0, 3] == 5
+    assert load_pmed(p).k == 2 and load_pmed(p, k=1).k == 1
+
+
+@pytest.mark.parametrize("text,match", [
+    ("4 2 1\n1 2 3\n", "header says n=4, m=2 edges"),
+    ("3 1 1\n1 5 3\n", r"vertex indices must lie in 1..3"),
+    ("3 1 1\n1 2 x\n", "expected integers, found 'x'"),
+    ("3 1 1\n1 2 3\n", "not connected"),
+])
+def test_pmed_reader_bad_files(tmp_path, text, match):
+    p = tmp_path / "bad.txt"
+    p.write_text(text)
+    with pytest.raises(InvalidInputError, match=match):
+        read_pmed_graph(p)
+
+
+@needs_data
+def test_pmed1_and_pmed4_are_proven_optimal():
+    from instances import load_pmed_optima
+
+    opt = load_pmed_optima(PMED / "pmedopt.txt")
+    for name in ("pmed1", "pmed4"):
+        res = solve(load_pmed(PMED / f"{name}.txt"), "highs", time_limit=60)
+        assert res.termination == "optimal" and res.objective == opt[name] and res.bound == pytest.approx(opt[name])
+
+
+def test_result_row_is_flat():
+    f = make_kmedoids(20, 2, seed=0)
+    row = solve(f, "highs").to_dict()
+    assert row["method"] == "highs" and row["termination"] == "optimal" and row["feasible"] is True
+    assert all(v is None or isinstance(v, (int, float, str, bool)) for v in row.values())
