@@ -44,26 +44,17 @@ def kmedoids_pp(D: np.ndarray, k: int, w: np.ndarray, cand: np.ndarray, rng: np.
 
 
 # ------------------------------------------------------------ FasterPAM
-def _nearest_two(Dm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Nearest medoid position, its distance and the second-nearest distance; Dm shape (N, k)."""
-    if Dm.shape[1] == 1:
-        return np.zeros(Dm.shape[0], np.int64), Dm[:, 0].copy(), np.full(Dm.shape[0], np.inf)
-    part = np.argpartition(Dm, 1, axis=1)[:, :2]
-    a = np.take_along_axis(Dm, part, axis=1)
-    swap = a[:, 1] < a[:, 0]
-    nearest = np.where(swap, part[:, 1], part[:, 0])
-    d1 = np.where(swap, a[:, 1], a[:, 0])
-    d2 = np.where(swap, a[:, 0], a[:, 1])
-    return nearest, d1, d2
-
-
 def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarray, *, max_iter: int = 100,
-              rng: np.random.Generator | None = None, clock: Clock | None = None) -> tuple[np.ndarray, int, int, bool]:
+              rng: np.random.Generator | None = None, clock: Clock | None = None,
+              block: int = 64) -> tuple[np.ndarray, int, int, bool]:
     """FasterPAM (Schubert & Rousseeuw 2021) with item weights and a candidate set.
 
     Candidates are visited in a (seeded) shuffled order; the best swap for a
-    candidate is taken as soon as it lowers the cost (eager). Stops after a full
-    pass without improvement, ``max_iter`` passes, or the clock.
+    candidate is taken as soon as it lowers the cost (eager), and the search
+    stops after a full pass over the candidates without improvement,
+    ``max_iter`` passes, or the clock. Candidates are scored ``block`` at a time
+    with array operations; the first improving one in visiting order is
+    applied, so the sequence of swaps is that of the one-by-one algorithm.
 
     Parameters
     ----------
@@ -76,59 +67,94 @@ def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
     Returns
     -------
     medoids : ndarray of int, shape (k,)
-    n_iter, n_swaps : int
+    n_iter : int
+        Passes over the candidates (fractional passes rounded up).
+    n_swaps : int
     timed_out : bool
     """
     med = np.asarray(medoids, dtype=np.int64).copy()
     k = med.size
-    nearest, d1, d2 = _nearest_two(D[:, med])
-    is_med = np.zeros(D.shape[0], bool)
+    N = D.shape[0]
+    is_med = np.zeros(N, bool)
     is_med[med] = True
     order = cand.copy()
     if rng is not None:
         rng.shuffle(order)
-    n_swaps = 0
-    last_swap = -1
-    it = 0
-    pos = 0
-    timed_out = False
     total = order.size
-    removal = np.bincount(nearest, weights=w * (d2 - d1), minlength=k)
-    while it < max_iter:
-        it += 1
-        improved_in_pass = False
-        for step in range(total):
-            if clock is not None and (step & 63) == 0 and clock.expired():
-                timed_out = True
-                break
-            pos_c = (pos + step) % total
-            if pos_c == last_swap and improved_in_pass is False and n_swaps:
-                pass
-            c = int(order[pos_c])
-            if is_med[c]:
-                continue
-            dc = D[:, c]
-            closer = dc < d1
-            acc = float(w[closer] @ (dc[closer] - d1[closer]))
-            delta = removal.copy()
-            # points moving to c anyway: their current medoid's removal cost no longer applies
-            delta += np.bincount(nearest[closer], weights=w[closer] * (d1[closer] - d2[closer]), minlength=k)
-            mid = ~closer & (dc < d2)
-            delta += np.bincount(nearest[mid], weights=w[mid] * (dc[mid] - d2[mid]), minlength=k)
-            i = int(np.argmin(delta))
-            if delta[i] + acc < -1e-12 * max(1.0, abs(float(w @ d1))):
-                is_med[med[i]] = False
-                med[i] = c
-                is_med[c] = True
-                nearest, d1, d2 = _nearest_two(D[:, med])
-                removal = np.bincount(nearest, weights=w * (d2 - d1), minlength=k)
-                n_swaps += 1
-                last_swap = pos_c
-                improved_in_pass = True
-        if timed_out or not improved_in_pass:
+    tol = 1e-12 * max(1.0, float(w @ D[:, med].min(axis=1)))
+    rows = np.arange(N)
+
+    def nearest_two(sub: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        Dm = D[np.ix_(sub, med)]
+        if k == 1:
+            z = np.zeros(sub.size, np.int64)
+            return z, Dm[:, 0].copy(), z, np.full(sub.size, np.inf)
+        part = np.argpartition(Dm, 1, axis=1)[:, :2]
+        a = np.take_along_axis(Dm, part, axis=1)
+        sw = a[:, 1] < a[:, 0]
+        return (np.where(sw, part[:, 1], part[:, 0]), np.where(sw, a[:, 1], a[:, 0]),
+                np.where(sw, part[:, 0], part[:, 1]), np.where(sw, a[:, 0], a[:, 1]))
+
+    nearest, d1, second, d2 = nearest_two(rows)
+    evaluated = since = n_swaps = 0
+    ptr = 0
+    timed_out = False
+    while since < total and evaluated < max_iter * total:
+        if clock is not None and clock.expired():
+            timed_out = True
             break
-        pos = 0
-    return np.sort(med), it, n_swaps, timed_out
+        take = min(block, total - since)
+        idx = (ptr + np.arange(take)) % total
+        cands = order[idx]
+        Dc = D[:, cands]  # (N, b)
+        if k == 1:
+            val = w @ Dc - float(w @ d1)
+        else:
+            removal = np.bincount(nearest, weights=w * (d2 - d1), minlength=k)
+            diff1 = Dc - d1[:, None]
+            closer = diff1 < 0
+            acc = (w[:, None] * np.where(closer, diff1, 0.0)).sum(axis=0)
+            M1 = np.where(closer, (w * (d1 - d2))[:, None],
+                          np.where(Dc < d2[:, None], w[:, None] * (Dc - d2[:, None]), 0.0))
+            perm = np.argsort(nearest, kind="stable")
+            counts = np.bincount(nearest, minlength=k)
+            filled = np.flatnonzero(counts)
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[filled]
+            delta = np.repeat(removal[:, None], take, axis=1)
+            delta[filled] += np.add.reduceat(M1[perm], starts, axis=0)
+            best_i = np.argmin(delta, axis=0)
+            val = delta[best_i, np.arange(take)] + acc
+        val = np.where(is_med[cands], np.inf, val)
+        hits = np.flatnonzero(val < -tol)
+        if hits.size:
+            t = int(hits[0])
+            c = int(cands[t])
+            i = 0 if k == 1 else int(best_i[t])
+            is_med[med[i]] = False
+            med[i] = c
+            is_med[c] = True
+            # incremental update of nearest / second nearest (FasterPAM's bookkeeping)
+            dc = D[:, c]
+            redo = (nearest == i) | (second == i)
+            keep = ~redo
+            closer_c = keep & (dc < d1)
+            mid_c = keep & ~closer_c & (dc < d2)
+            second = np.where(closer_c, nearest, np.where(mid_c, i, second))
+            d2 = np.where(closer_c, d1, np.where(mid_c, dc, d2))
+            nearest = np.where(closer_c, i, nearest)
+            d1 = np.where(closer_c, dc, d1)
+            sub = np.flatnonzero(redo)
+            if sub.size:
+                nearest[sub], d1[sub], second[sub], d2[sub] = nearest_two(sub)
+            n_swaps += 1
+            ptr = (ptr + t + 1) % total
+            evaluated += t + 1
+            since = 0
+        else:
+            ptr = (ptr + take) % total
+            evaluated += take
+            since += take
+    return np.sort(med), -(-evaluated // max(total, 1)), n_swaps, timed_out
 
 
 def alternate(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarray, *, max_iter: int = 100,
