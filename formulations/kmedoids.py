@@ -410,7 +410,7 @@ class KMedoids(Formulation):
         y = b.add_vars("y", C.size, lb=0, ub=1, integer=True)
         theta = b.add_vars("theta", I.size, lb=Dc.min(axis=1), ub=Dc.max(axis=1), cost=self._w[I])
         b.add_rows("card", rows=np.zeros(C.size, np.int64), cols=y, vals=1.0, lb=[self.k], ub=[self.k])
-        lazy = _BendersCuts(Dc, y, theta)
+        lazy = _BendersCuts(Dc, y, theta, C, self.k)
         return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy)
 
 
@@ -425,12 +425,19 @@ class _BendersCuts:
 
     name = "benders"
 
-    def __init__(self, Dc: np.ndarray, y_cols: np.ndarray, theta_cols: np.ndarray) -> None:
+    def __init__(self, Dc: np.ndarray, y_cols: np.ndarray, theta_cols: np.ndarray, items: np.ndarray, k: int) -> None:
         self.Dc = Dc  # (n_served, C)
+        self.items = items  # item index of each y column
+        self.k = k
         self.order = np.argsort(Dc, axis=1, kind="stable")
         self.Ds = np.take_along_axis(Dc, self.order, axis=1)
         self.y_cols = y_cols
         self.theta_cols = theta_cols
+
+    def round(self, x: np.ndarray) -> np.ndarray:
+        """The ``k`` candidates with the largest LP value (a primal heuristic)."""
+        y = x[self.y_cols]
+        return np.sort(self.items[np.argsort(-y, kind="stable")[: self.k]])
 
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
         y = np.clip(x[self.y_cols], 0.0, 1.0)

@@ -101,10 +101,8 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     Parameters
     ----------
     model : LinearModel
-        With ``model.lazy`` set, rows are generated on demand: first a cut loop
-        on the LP relaxation, then MIP solves; the rows violated by any master
-        solution HiGHS found are added and the solve restarted from the best
-        true incumbent, until the master optimum violates no row.
+        With ``model.lazy`` set, rows are generated on demand in a
+        branch-and-cut whose node LPs HiGHS solves (see :func:`_solve_lazy`).
     time_limit, seed, mip_rel_gap, threads, verbose, highs_options
         HiGHS settings (``highs_options`` is passed to ``setOptionValue``).
     warm_start : ndarray of int, optional
@@ -143,7 +141,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     if model.lazy is not None:
         if key is None:
             raise InvalidInputError("key: a model with lazy rows needs a true-objective key to rank incumbents")
-        sel, term, bound, more = _solve_lazy(h, hp, model, time_limit, key, warm_start)
+        sel, term, bound, more = _solve_lazy(h, hp, model, time_limit, key, warm_start, mip_rel_gap, verbose)
         extra.update(more)
         return sel, term, bound, extra
     if time_limit is not None:
@@ -180,116 +178,161 @@ def _add_rows(h, block: RowBlock, n_cols: int) -> None:
 
 
 def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callable[[np.ndarray], float | None],
-                warm_start: np.ndarray | None, max_lp_rounds: int = 1000
+                warm_start: np.ndarray | None, mip_rel_gap: float | None = 1e-6, verbose: bool = False,
                 ) -> tuple[np.ndarray | None, Termination, float | None, dict]:
-    """Row generation: LP cut loop, then MIP solves restarted when a lazy row is violated."""
+    """Branch-and-cut for a model with lazy rows, HiGHS solving every node LP.
+
+    HiGHS has no lazy-constraint callback, so the search is driven here: at
+    each node the LP relaxation is solved (dual simplex, warm-started from the
+    previous node's basis) and the lazy rows it violates are added until none
+    is (the rows are globally valid, so they stay for every later node). A node
+    is pruned when its LP bound reaches the incumbent; integer columns at a
+    bound are fixed by reduced cost; the most fractional integer column is
+    branched on; open nodes are explored best bound first. Incumbents come from
+    the warm start, from integral node LPs, and from ``model.lazy.round(x)``
+    when the lazy rows offer a rounding. Every bound reported is a valid bound
+    of the full model.
+    """
+    import heapq
+
     t0 = time.perf_counter()
-    left = (lambda: None) if time_limit is None else (lambda: time_limit - (time.perf_counter() - t0))
+    left = (lambda: np.inf) if time_limit is None else (lambda: time_limit - (time.perf_counter() - t0))
     lazy = model.lazy
     S = hp.HighsModelStatus
     n = model.n_cols
     ints = np.flatnonzero(model.integrality).astype(np.int32)
-    bound = -np.inf
-    n_cuts = 0
-    best_sel, best_key = None, np.inf
-
-    def offer(sel: np.ndarray) -> None:
-        nonlocal best_sel, best_key
-        k = key(sel)
-        if k is not None and k < best_key - 1e-12:
-            best_sel, best_key = sel, k
-
-    if warm_start is not None:
-        offer(np.asarray(warm_start))
-    # 1. cut loop on the LP relaxation
     if ints.size:
         h.changeColsIntegrality(int(ints.size), ints, np.zeros(ints.size, dtype=np.uint8))
-    lp_rounds = 0
-    term = None
-    while lp_rounds < max_lp_rounds:
-        rem = left()
-        if rem is not None and rem <= 0:
-            term = Termination.TIME_LIMIT
-            break
-        h.setOptionValue("time_limit", float(rem) if rem is not None else np.inf)
-        h.run()
-        st = h.getModelStatus()
-        if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-            return None, Termination.INFEASIBLE, None, {"lazy_lp_rounds": lp_rounds}
-        if st != S.kOptimal:
-            term = Termination.TIME_LIMIT if st == S.kTimeLimit else Termination.ERROR
-            break
-        lp_rounds += 1
-        x = np.asarray(h.getSolution().col_value, dtype=float)
-        bound = max(bound, float(h.getInfo().objective_function_value))
-        cuts = lazy.separate(x)
-        if cuts is None:
-            break
-        _add_rows(h, cuts, n)
-        n_cuts += cuts.n_rows
-    lp_bound = bound
-    # 2. MIP solves
-    mip_runs = 0
-    if term is None and ints.size:
-        h.changeColsIntegrality(int(ints.size), ints, np.ones(ints.size, dtype=np.uint8))
-        found: list[np.ndarray] = []
+    rounder = getattr(lazy, "round", None)
+    rel = 1e-9 if mip_rel_gap is None else max(float(mip_rel_gap), 1e-9)
+    best_sel, UB = None, np.inf
 
-        def on_solution(e) -> None:  # every improving master solution yields cuts afterwards
-            found.append(np.array(e.data_out.mip_solution, dtype=float))
+    def offer(sel: np.ndarray | None) -> None:
+        nonlocal best_sel, UB
+        if sel is None or np.asarray(sel).size == 0:
+            return
+        k = key(np.asarray(sel))
+        if k is not None and k < UB - 1e-12 * max(1.0, abs(k)):
+            best_sel, UB = np.asarray(sel), k
 
-        h.cbMipImprovingSolution.subscribe(on_solution)
+    def tol() -> float:
+        return max(1e-9, rel * abs(UB)) if np.isfinite(UB) else 0.0
+
+    offer(warm_start)
+    stats = {"cuts": 0, "lp_solves": 0}
+
+    def node_lp(lb_i: np.ndarray, ub_i: np.ndarray):
+        """Solve a node's LP with its lazy rows; returns (status, x, objective, reduced costs).
+
+        On a time-out the objective is the last LP value reached (a valid bound
+        of the node: an LP with fewer rows is a relaxation), or None.
+        """
+        if ints.size:
+            h.changeColsBounds(int(ints.size), ints, lb_i, ub_i)
+        partial = None
         while True:
             rem = left()
-            if rem is not None and rem <= 0:
-                term = Termination.TIME_LIMIT
-                break
-            h.setOptionValue("time_limit", float(rem) if rem is not None else np.inf)
-            if best_sel is not None:
-                cols, vals = model.x_from_selection(best_sel)
-                h.setSolution(int(len(cols)), np.asarray(cols, np.int32), np.asarray(vals, np.float64))
-            found.clear()
+            if rem <= 0:
+                return "time", None, partial, None
+            h.setOptionValue("time_limit", float(rem))
             h.run()
-            mip_runs += 1
+            stats["lp_solves"] += 1
             st = h.getModelStatus()
-            info = h.getInfo()
-            if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-                term = Termination.INFEASIBLE if best_sel is None else Termination.ERROR
-                break
-            if info.primal_solution_status == hp.kSolutionStatusFeasible:
-                found.append(np.asarray(h.getSolution().col_value, dtype=float))
-            if np.isfinite(info.mip_dual_bound):
-                bound = max(bound, float(info.mip_dual_bound))
-            new = 0
-            for x in found:
-                offer(model.selection_from_x(x))
-                cuts = lazy.separate(x)
-                if cuts is not None:
-                    _add_rows(h, cuts, n)
-                    new += cuts.n_rows
-            n_cuts += new
-            if st == S.kOptimal and new == 0:
-                term = Termination.OPTIMAL
-                break
-            if st == S.kTimeLimit:
-                term = Termination.TIME_LIMIT
-                break
+            if st in (S.kInfeasible,):
+                return "infeasible", None, None, None
+            if st in (S.kUnbounded, S.kUnboundedOrInfeasible):
+                return "unbounded", None, None, None
             if st != S.kOptimal:
-                term = _status_map(hp).get(st, Termination.ERROR)
-                break
-        h.cbMipImprovingSolution.unsubscribe(on_solution)
-    elif term is None:
-        term = Termination.OPTIMAL
-        offer(model.selection_from_x(np.asarray(h.getSolution().col_value, dtype=float)))
-    if best_sel is not None and term == Termination.OPTIMAL:
-        bound = max(bound, min(best_key, bound)) if np.isfinite(bound) else bound
+                return "time" if st == S.kTimeLimit else "error", None, partial, None
+            sol = h.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
+            partial = float(h.getInfo().objective_function_value)
+            cuts = lazy.separate(x)
+            if cuts is None:
+                return "optimal", x, float(h.getInfo().objective_function_value), np.asarray(sol.col_dual, float)
+            _add_rows(h, cuts, n)
+            stats["cuts"] += cuts.n_rows
+
+    heap: list = [(-np.inf, 0, 0, model.col_lb[ints].copy(), model.col_ub[ints].copy())]
+    counter = 1
+    nodes = 0
+    root_bound = None
+    pruned_min = np.inf  # smallest bound among nodes pruned by bound
+    term: Termination | None = None
+    while heap:
+        if left() <= 0:
+            term = Termination.TIME_LIMIT
+            break
+        lb_node, depth, _, lb_i, ub_i = heapq.heappop(heap)
+        if lb_node >= UB - tol():
+            pruned_min = min(pruned_min, lb_node)
+            continue
+        status, x, obj, rc = node_lp(lb_i, ub_i)
+        if status in ("time", "error"):
+            heapq.heappush(heap, (max(lb_node, obj if obj is not None else -np.inf), depth, 0, lb_i, ub_i))
+            term = Termination.TIME_LIMIT if status == "time" else Termination.ERROR
+            break
+        nodes += 1
+        if status == "unbounded":
+            if nodes == 1:
+                return None, Termination.UNBOUNDED, None, {"bnc_nodes": nodes}
+            continue
+        if status == "infeasible":
+            continue
+        if nodes == 1:
+            root_bound = obj
+        if rounder is not None:
+            offer(rounder(x))
+        if obj >= UB - tol():
+            pruned_min = min(pruned_min, obj)
+            continue
+        xi = x[ints]
+        frac = np.abs(xi - np.round(xi)) > 1e-6
+        if not frac.any():
+            offer(model.selection_from_x(x))
+            if obj >= UB - tol():
+                pruned_min = min(pruned_min, obj)
+            continue
+        # reduced-cost fixing: a column at a bound whose reduced cost exceeds the gap stays there
+        room = UB - obj
+        r = rc[ints]
+        lb_c, ub_c = lb_i.copy(), ub_i.copy()
+        at_lb = (xi <= lb_i + 1e-9) & (r > room + tol())
+        at_ub = (xi >= ub_i - 1e-9) & (-r > room + tol())
+        ub_c[at_lb] = lb_i[at_lb]
+        lb_c[at_ub] = ub_i[at_ub]
+        fr = np.flatnonzero(frac)
+        j = int(fr[np.argmax(np.minimum(xi[fr] - np.floor(xi[fr]), np.ceil(xi[fr]) - xi[fr]))])
+        v = xi[j]
+        up_lb, dn_ub = lb_c.copy(), ub_c.copy()
+        up_lb[j] = np.ceil(v)
+        dn_ub[j] = np.floor(v)
+        # deeper nodes first among equal bounds (heap key: bound, -depth)
+        heapq.heappush(heap, (obj, depth - 1, counter, up_lb, ub_c))
+        heapq.heappush(heap, (obj, depth - 1, counter + 1, lb_c, dn_ub))
+        counter += 2
+        if verbose and nodes % 25 == 0:
+            open_lb = min(e[0] for e in heap)
+            print(f"[benchsel] highs branch-and-cut: {nodes} nodes, {len(heap)} open, bound {open_lb:.6g}, "
+                  f"incumbent {UB:.6g}, {stats['cuts']} cuts, {time.perf_counter() - t0:.1f} s", file=sys.stderr,
+                  flush=True)
+    if term is None:
+        term = Termination.OPTIMAL if best_sel is not None else Termination.INFEASIBLE
+    open_min = min((e[0] for e in heap), default=np.inf)
+    bound = min(open_min, pruned_min, UB)
+    if term == Termination.INFEASIBLE:
+        bound = None
+    elif not np.isfinite(bound):
+        bound = root_bound if root_bound is not None else None
     extra = {
-        "highs_status": "lazy: " + term.value,
-        "lazy_cuts": n_cuts,
-        "lazy_lp_rounds": lp_rounds,
-        "lazy_lp_bound": lp_bound if np.isfinite(lp_bound) else None,
-        "lazy_mip_runs": mip_runs,
+        "highs_status": "branch-and-cut: " + term.value,
+        "bnc_nodes": nodes,
+        "bnc_open_nodes": len(heap),
+        "lazy_cuts": stats["cuts"],
+        "lp_solves": stats["lp_solves"],
+        "root_bound": root_bound,
     }
-    return best_sel, term, (bound if np.isfinite(bound) else None), extra
+    return best_sel, term, bound, extra
 
 
 @register_method(

@@ -103,6 +103,9 @@ class LazyRows(Protocol):
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
         """Violated rows at the full column vector ``x`` (shape (n_cols,))."""
 
+    # Optional: ``round(x) -> selection or None``, a selection built from a
+    # fractional point, used by branch-and-cut as a primal heuristic.
+
 
 @dataclass(frozen=True, eq=False)
 class LinearModel:
