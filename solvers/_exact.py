@@ -39,8 +39,10 @@ def prepare(f: Any, options: Mapping[str, Any], known: Mapping[str, Any], method
     -------
     model : LinearModel
     opts : dict
-        Backend options with defaults filled in.
+        Backend options with defaults filled in; ``opts["_times"]`` holds
+        ``neutral_build_seconds`` and ``warm_start_seconds`` for the extras.
     build_seconds : float
+        Model build plus warm-start preparation.
     """
     options = dict(options)
     model_opts = {k: options.pop(k) for k in list(options) if k in f.model_options}
@@ -55,12 +57,14 @@ def prepare(f: Any, options: Mapping[str, Any], known: Mapping[str, Any], method
     model = f.linear_model(allow_lazy=allow_lazy, **f.check_model_options(model_opts))
     build = time.perf_counter() - t0
     ws = opts.get("warm_start")
+    opts["_times"] = {"neutral_build_seconds": build, "warm_start_seconds": 0.0}
     if isinstance(ws, str):
         if ws != "auto":
             raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {ws!r}")
         t1 = time.perf_counter()
         opts["warm_start"] = f.initial_selection()
-        build += time.perf_counter() - t1
+        opts["_times"]["warm_start_seconds"] = time.perf_counter() - t1
+        build += opts["_times"]["warm_start_seconds"]
     elif ws is not None:
         opts["warm_start"] = f.as_selection(ws, "warm_start")
     return model, opts, build

@@ -316,4 +316,5 @@ def run_cpsat(f: Any, *, time_limit: float | None, seed: int | None, **options: 
         cpsat_parameters=opts["cpsat_parameters"],
     )
     extra.update(model.summary())
+    extra.update(opts["_times"])
     return MethodOutput(sel, term, formulation_bound(model, bound), build, time.perf_counter() - t0, extra)

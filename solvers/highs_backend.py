@@ -358,6 +358,7 @@ def run_highs(f: Any, *, time_limit: float | None, seed: int | None, **options: 
     )
     solve_s = time.perf_counter() - t0
     extra.update(model.summary())
+    extra.update(opts["_times"])
     if extra.get("highs_objective") is not None:
         extra["highs_objective"] = model.objective_sign * extra["highs_objective"]
     return MethodOutput(sel, term, formulation_bound(model, bound), build, solve_s, extra)

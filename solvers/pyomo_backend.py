@@ -242,5 +242,5 @@ def run_pyomo(f: Any, *, time_limit: float | None, seed: int | None, **options: 
     sel = selection_from_pyomo(m) if ok else None
     extra.update(model.summary())
     extra["pyomo_build_seconds"] = pyomo_build
-    extra["neutral_build_seconds"] = build
+    extra.update(opts["_times"])
     return MethodOutput(sel, term, formulation_bound(model, bound), build + pyomo_build, solve_s, extra)
