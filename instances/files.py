@@ -1,0 +1,290 @@
+"""Instance files: save any formulation as ``.npz`` and load it back.
+
+A benchsel instance file is a NumPy ``.npz`` archive holding
+
+* ``__format__`` — the string ``"benchsel-instance"`` and ``__version__`` (1);
+* ``__class__`` — ``"module:ClassName"`` of the formulation;
+* ``__params__`` — a JSON string describing every constructor argument of
+  ``f.get_params()``: ``None``, a JSON value (numbers, strings, lists, dicts),
+  a tuple, an exact fraction, or an array stored beside it under the key
+  ``param:<name>`` (dtype kept);
+
+so that ``type(f)(**f.get_params())`` is rebuilt exactly. It is read with
+``allow_pickle=False``: loading a file never unpickles code.
+
+:func:`load_instance` also reads OR-Library p-median ``.txt`` files (as a
+:class:`~formulations.KMedoids`) and benchsel ``.mps`` exports (as an
+:class:`MpsInstance`, solved by ``"highs"`` reading the MPS; see
+:func:`solvers.mps.solve_mps`).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from solvers.errors import InvalidInputError
+
+__all__ = ["save_instance", "load_instance", "MpsInstance", "formulation_class", "class_path", "fingerprint",
+           "encode_params", "decode_params"]
+
+FORMAT = "benchsel-instance"
+VERSION = 1
+
+
+def class_path(cls: type) -> str:
+    """``"module:ClassName"`` of a class."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def formulation_class(path: str) -> type:
+    """The formulation class named by ``"module:ClassName"`` (a subclass of ``Formulation``)."""
+    from formulations.base import Formulation
+
+    if not isinstance(path, str) or ":" not in path:
+        raise InvalidInputError(f"class: expected 'module:ClassName', got {path!r}")
+    mod, _, name = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(mod)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise InvalidInputError(f"class: cannot import formulation class {path!r} ({type(e).__name__}: {e})") from None
+    if not (isinstance(obj, type) and issubclass(obj, Formulation)):
+        raise InvalidInputError(f"class: {path!r} is not a benchsel Formulation subclass")
+    return obj
+
+
+def _jsonable(v: Any, name: str) -> Any:
+    """``v`` with numpy scalars/arrays inside containers turned into JSON values."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if not np.isfinite(f):
+            raise InvalidInputError(f"{name}: cannot store the non-finite number {f} in an instance file")
+        return f
+    if isinstance(v, np.ndarray):
+        if v.dtype == object:
+            raise InvalidInputError(f"{name}: cannot store an object array in an instance file")
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x, name) for x in v]
+    if isinstance(v, Mapping):
+        out = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise InvalidInputError(f"{name}: dictionary keys must be strings to be stored, got {type(k).__name__}")
+            out[k] = _jsonable(x, f"{name}[{k!r}]")
+        return out
+    raise InvalidInputError(
+        f"{name}: cannot store a parameter of type {type(v).__name__} in an instance file "
+        "(expected None, numbers, strings, arrays, lists or dicts of those)"
+    )
+
+
+def encode_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Split constructor parameters into a JSON description and named arrays.
+
+    Returns
+    -------
+    spec : dict
+        ``{name: {"kind": "none" | "json" | "array" | "tuple" | "fraction", ...}}``.
+    arrays : dict of str to ndarray
+        ``{"param:<name>": array}`` for array parameters.
+    """
+    spec: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
+    for name, v in params.items():
+        if v is None:
+            spec[name] = {"kind": "none"}
+        elif isinstance(v, np.ndarray) and v.dtype != object:
+            spec[name] = {"kind": "array"}
+            arrays[f"param:{name}"] = v
+        elif isinstance(v, Fraction):
+            spec[name] = {"kind": "fraction", "value": [v.numerator, v.denominator]}
+        else:
+            spec[name] = {"kind": "tuple" if isinstance(v, tuple) else "json", "value": _jsonable(v, name)}
+    return spec, arrays
+
+
+def decode_params(spec: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Inverse of :func:`encode_params`."""
+    out: dict[str, Any] = {}
+    for name, d in spec.items():
+        kind = d.get("kind")
+        if kind == "none":
+            out[name] = None
+        elif kind == "array":
+            key = f"param:{name}"
+            if key not in arrays:
+                raise InvalidInputError(f"path: the instance file lacks the array of parameter {name!r}")
+            out[name] = np.asarray(arrays[key])
+        elif kind == "json":
+            out[name] = d.get("value")
+        elif kind == "tuple":
+            out[name] = tuple(d.get("value"))
+        elif kind == "fraction":
+            p, q = d.get("value")
+            out[name] = Fraction(int(p), int(q))
+        else:
+            raise InvalidInputError(f"path: parameter {name!r} has an unknown kind {kind!r}")
+    return out
+
+
+def fingerprint(f: Any) -> str:
+    """A short content hash of a formulation: class and parameters (12 hex digits).
+
+    Two formulations with the same fingerprint are equal instances; used to
+    match stored benchmark runs to the instance they were run on.
+    """
+    spec, arrays = encode_params(f.get_params())
+    h = hashlib.sha1(class_path(type(f)).encode())
+    h.update(json.dumps(spec, sort_keys=True).encode())
+    for k in sorted(arrays):
+        a = np.ascontiguousarray(arrays[k])
+        h.update(f"{k}|{a.dtype.str}|{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:12]
+
+
+def save_instance(f: Any, path: str | Path) -> Path:
+    """Save a formulation as a benchsel ``.npz`` instance file.
+
+    Parameters
+    ----------
+    f : formulations.base.Formulation
+    path : str or Path
+        Output file (``.npz`` is appended when missing); parent folders are created.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    from formulations.base import Formulation
+
+    if not isinstance(f, Formulation):
+        raise InvalidInputError(f"f: expected a benchsel Formulation, got {type(f).__name__}")
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")
+    spec, arrays = encode_params(f.get_params())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        path,
+        __format__=np.array(FORMAT),
+        __version__=np.array(VERSION),
+        __class__=np.array(class_path(type(f))),
+        __params__=np.array(json.dumps(spec, sort_keys=True)),
+        **arrays,
+    )
+    return path
+
+
+@dataclass(frozen=True)
+class MpsInstance:
+    """A benchsel ``.mps`` export with its name map.
+
+    Attributes
+    ----------
+    path : Path
+        The ``.mps`` file.
+    name_map : dict
+        The ``.mps.json`` side file (see :mod:`solvers.mps`).
+    formulation : Formulation or None
+        The instance itself, when its ``.npz`` instance file lies beside the
+        MPS (``benchsel export-mps`` writes one); used to re-check a solution.
+    """
+
+    path: Path
+    name_map: Mapping[str, Any]
+    formulation: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+
+def _load_npz(path: Path) -> Any:
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as e:
+        raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
+    if magic[:2] != b"PK":
+        raise InvalidInputError(f"path: {str(path)!r} is not an .npz archive (not a zip file)")
+    try:
+        z = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise InvalidInputError(f"path: cannot read {str(path)!r} as an .npz archive ({e})") from None
+    with z:
+        keys = set(z.files)
+        if "__format__" not in keys:
+            hint = " (it looks like a response file: read it with instances.load_responses)" if "Y" in keys else ""
+            raise InvalidInputError(f"path: {str(path)!r} is not a benchsel instance file{hint}")
+        try:
+            fmt = str(z["__format__"])
+            version = int(z["__version__"])
+            cls_name = str(z["__class__"])
+            spec = json.loads(str(z["__params__"]))
+            arrays = {k: z[k] for k in keys if k.startswith("param:")}
+        except (KeyError, ValueError, TypeError) as e:
+            raise InvalidInputError(f"path: {str(path)!r} is a damaged benchsel instance file ({e})") from None
+    if fmt != FORMAT or version > VERSION:
+        raise InvalidInputError(f"path: {str(path)!r}: unsupported instance format {fmt!r} version {version}")
+    cls = formulation_class(cls_name)
+    params = decode_params(spec, arrays)
+    try:
+        return cls(**params)
+    except InvalidInputError as e:
+        raise InvalidInputError(f"path: {str(path)!r} holds an invalid {cls.__name__}: {e}") from None
+    except TypeError as e:
+        raise InvalidInputError(f"path: {str(path)!r}: its parameters do not fit {cls.__name__} ({e})") from None
+
+
+def load_instance(path: str | Path) -> Any:
+    """Load an instance file.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.npz`` (written by :func:`save_instance`), OR-Library p-median
+        ``.txt`` (``pmed<k>.txt``), or ``.mps`` written by benchsel (with its
+        ``.mps.json`` name map beside it).
+
+    Returns
+    -------
+    Formulation or MpsInstance
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"path: no such instance file {str(path)!r}")
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        return _load_npz(path)
+    if suffix == ".txt":
+        from .orlib import load_pmed
+
+        return load_pmed(path)
+    if suffix == ".mps":
+        from solvers.mps import read_name_map
+
+        info = read_name_map(path)
+        side = path.with_suffix(".npz")
+        f = _load_npz(side) if side.is_file() else None
+        return MpsInstance(path, info, f)
+    raise InvalidInputError(
+        f"path: expected an instance file ending in .npz, .txt (OR-Library p-median) or .mps, got {str(path)!r}"
+    )

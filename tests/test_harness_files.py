@@ -1,0 +1,131 @@
+"""Instance files (.npz round trip, OR-Library .txt, benchsel .mps) and solving an MPS export with HiGHS."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks._data import default_data_dir
+from formulations.kmedoids import KMedoids
+from instances.files import MpsInstance, fingerprint, load_instance, save_instance
+from instances.synthetic import make_kmedoids
+from solvers import solve
+from solvers.errors import InvalidInputError
+from solvers.mps import solve_mps
+
+
+def _same(a, b):
+    pa, pb = a.get_params(), b.get_params()
+    assert type(a) is type(b) and pa.keys() == pb.keys()
+    for k in pa:
+        if isinstance(pa[k], np.ndarray):
+            assert pa[k].dtype == pb[k].dtype and np.array_equal(pa[k], pb[k])
+        else:
+            assert pa[k] == pb[k]
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(3, 12), data=st.data())
+def test_npz_round_trip_rebuilds_an_equal_instance(tmp_path_factory, n, data):
+    seed = data.draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    k = data.draw(st.integers(1, n - 1))
+    weighted = data.draw(st.booleans())
+    cand = None
+    if data.draw(st.booleans()):
+        cand = np.sort(rng.choice(n, size=data.draw(st.integers(k, n)), replace=False))
+    f = KMedoids(rng.uniform(0, 10, size=(n, n)), k, weights=rng.uniform(0.1, 2, n) if weighted else None,
+                 candidates=cand)
+    path = save_instance(f, tmp_path_factory.mktemp("inst") / "f")
+    assert path.suffix == ".npz"
+    g = load_instance(path)
+    _same(f, g)
+    assert fingerprint(f) == fingerprint(g)
+    sel = f.random_selection(np.random.default_rng(0))
+    assert f.evaluate(sel) == g.evaluate(sel)
+
+
+def test_fingerprint_tells_instances_apart():
+    a, b = make_kmedoids(20, 3, seed=0), make_kmedoids(20, 3, seed=1)
+    assert fingerprint(a) != fingerprint(b)
+    assert fingerprint(a) == fingerprint(KMedoids(**a.get_params()))
+    assert fingerprint(a) != fingerprint(KMedoids(a.D, 4))
+
+
+def test_save_instance_bad_input(tmp_path):
+    with pytest.raises(InvalidInputError, match="expected a benchsel Formulation"):
+        save_instance(np.zeros((3, 3)), tmp_path / "x.npz")
+
+
+def test_load_instance_bad_files(tmp_path):
+    (tmp_path / "a.csv").write_text("1,2\n")
+    with pytest.raises(InvalidInputError, match=r"\.npz, \.txt"):
+        load_instance(tmp_path / "a.csv")
+    np.savez(tmp_path / "fake.npz", __format__=np.array("benchsel-instance"), __version__=np.array(1),
+             __class__=np.array("os:path"), __params__=np.array("{}"))
+    with pytest.raises(InvalidInputError, match="cannot import formulation class|not a benchsel Formulation"):
+        load_instance(tmp_path / "fake.npz")
+    f = make_kmedoids(10, 2, seed=0)
+    p = save_instance(f, tmp_path / "ok.npz")
+    z = dict(np.load(p))
+    z["__params__"] = np.array('{"D": {"kind": "array"}, "k": {"kind": "json", "value": 99}, '
+                               '"weights": {"kind": "none"}, "candidates": {"kind": "none"}}')
+    np.savez(tmp_path / "badk.npz", **z)
+    with pytest.raises(InvalidInputError, match="holds an invalid KMedoids"):
+        load_instance(tmp_path / "badk.npz")
+
+
+def test_mps_export_solved_by_highs_reading_the_file(tmp_path):
+    f = make_kmedoids(40, 4, weighted=True, seed=3)
+    mps, _ = f.to_mps(tmp_path / "k.mps")
+    save_instance(f, tmp_path / "k.npz")
+    inst = load_instance(mps)
+    assert isinstance(inst, MpsInstance) and inst.name == "k"
+    _same(inst.formulation, f)
+    row = solve_mps(mps, 30)
+    ref = solve(f, "highs", time_limit=30)
+    assert row["termination"] == "optimal" and ref.termination == "optimal"
+    assert row["objective"] == pytest.approx(ref.objective, rel=1e-9)
+    assert row["bound"] <= row["objective"] + 1e-6
+    assert f.evaluate(row["selection"]) == pytest.approx(row["objective"], rel=1e-9)
+    assert f.is_feasible(row["selection"])
+    # without the instance beside it the MPS still loads (no re-check possible)
+    (tmp_path / "k.npz").unlink()
+    assert load_instance(mps).formulation is None
+
+
+@pytest.mark.skipif(default_data_dir() is None or not (default_data_dir() / "orlib" / "pmed" / "pmed1.txt").exists(),
+                    reason="shared OR-Library data not present")
+def test_load_orlib_txt():
+    f = load_instance(default_data_dir() / "orlib" / "pmed" / "pmed1.txt")
+    assert isinstance(f, KMedoids) and f.n_items == 100 and f.k == 5
+
+
+def _classes():
+    import importlib
+    import inspect
+
+    import formulations
+    from formulations.base import Formulation
+
+    out = []
+    for name, mod in formulations._LAZY.items():
+        try:
+            obj = getattr(importlib.import_module(mod), name)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+            continue
+        if inspect.isclass(obj) and issubclass(obj, Formulation):
+            out.append(obj)
+    return out
+
+
+@pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)
+def test_every_formulation_round_trips_through_an_instance_file(cls, tmp_path):
+    for i, f in enumerate(cls.conformance_instances(seed=0)):
+        g = load_instance(save_instance(f, tmp_path / f"{cls.__name__}-{i}.npz"))
+        assert type(g) is cls and fingerprint(g) == fingerprint(f)
+        for sel in [f.random_selection(np.random.default_rng(s)) for s in range(3)]:
+            assert g.evaluate(sel) == f.evaluate(sel) and g.is_feasible(sel) == f.is_feasible(sel)
