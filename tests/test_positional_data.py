@@ -1,0 +1,101 @@
+"""Real leaderboard tables of shared/data/positional: loader and solves (skipped when the data is absent)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks._data import default_data_dir
+from formulations import PositionalProportionality as PP
+from formulations import PositionalRepresentation as PR
+from instances import load_score_table
+from instances.scores import score_directions
+from solvers import InvalidInputError, solve
+
+DATA = default_data_dir()
+POS = None if DATA is None else DATA / "positional"
+needs_data = pytest.mark.skipif(POS is None or not POS.is_dir(), reason="shared/data/positional not found")
+
+# file: (alternatives, metric columns, missing cells) after dropping empty rows/columns
+EXPECTED = {
+    "helm/accuracy.tsv": (67, 16, 196),
+    "helm/fairness.tsv": (67, 14, 146),
+    "helm/robustness.tsv": (67, 14, 146),
+    "helm/calibration.tsv": (48, 12, 42),
+    "helm/efficiency.tsv": (26, 16, 21),
+    "helm/summarization.tsv": (42, 18, 253),
+    "helm/bias.tsv": (67, 30, 720),
+    "helm/toxicity.tsv": (67, 9, 143),
+    "helm/helm_lite_240829.csv": (72, 10, 1),
+    "bigbench/leaderboard.tsv": (107, 27, 0),
+}
+
+
+@needs_data
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_load_every_table(name):
+    df = load_score_table(POS / name)
+    m, n, miss = EXPECTED[name]
+    assert df.shape == (m, n)
+    assert int(df.isna().to_numpy().sum()) == miss == df.attrs["n_missing"]
+    assert not any(c in df.columns for c in ("Mean win rate", "helm_lite", "Average", "Rank", "Parameters"))
+    assert df.index.is_unique
+
+
+@needs_data
+def test_directions_and_dropped_columns():
+    cal = load_score_table(POS / "helm/calibration.tsv")
+    assert not score_directions(cal).any()  # ECE: lower is better
+    assert len(cal.attrs["dropped_empty_rows"]) == 19
+    acc = load_score_table(POS / "helm/accuracy.tsv")
+    assert score_directions(acc).all()
+    bias = load_score_table(POS / "helm/bias.tsv")
+    assert len(bias.attrs["dropped_empty_columns"]) == 18 and not score_directions(bias).any()
+    bb = load_score_table(POS / "bigbench/leaderboard.tsv")
+    assert bb.attrs["skipped_columns"] == ["Rank", "Company", "Release", "Parameters", "Average"]
+    # the loaded direction is used by from_scores: the best ECE (smallest) ranks first
+    f = PR.from_scores(cal, g=2, missing="last")
+    col = 0
+    best = cal.iloc[:, col].idxmin()
+    assert f.positions[list(cal.index).index(best), col] == 1
+
+
+@needs_data
+def test_missing_policies_on_accuracy():
+    df = load_score_table(POS / "helm/accuracy.tsv")
+    with pytest.raises(InvalidInputError, match="196 missing scores"):
+        PR.from_scores(df, g=2)
+    drop = PR.from_scores(df, g=2, missing="drop")
+    last = PR.from_scores(df, g=2, missing="last")
+    assert drop.n_alternatives == 29 and last.n_alternatives == 67
+    for f in (drop, last):
+        res = solve(f, "highs", time_limit=30)
+        assert res.termination == "optimal" and res.feasible
+        gc = solve(f, "greedy-color")
+        assert gc.feasible and gc.objective >= res.objective
+    with pytest.raises(InvalidInputError, match="removes all"):
+        PR.from_scores(load_score_table(POS / "helm/bias.tsv"), g=2, missing="drop")
+
+
+@needs_data
+def test_proportionality_on_helm_lite():
+    df = load_score_table(POS / "helm/helm_lite_240829.csv")
+    f = PP.from_scores(df, eps=0.2, missing="drop")
+    res = solve(f, "highs", time_limit=30)
+    assert res.termination == "optimal" and f.is_proportional(res.selection)
+    smp = solve(f, "sample", time_limit=30)
+    assert smp.feasible and smp.objective >= res.objective
+    chk = f.scoring_rule_check(res.selection)
+    assert (chk["abs_diff"] <= chk["eps_bound"] + 1e-12).all()  # eps-proportional: within eps * (s_1 - s_m)
+
+
+def test_loader_errors(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("Model\tMean win rate\tA\tB\nm1\t0.5\t0.1\tx\nm2\t0.4\t-\t0.3\n\n")
+    with pytest.raises(InvalidInputError, match="column 'B'.*'m1'.*'x'"):
+        load_score_table(bad)
+    ok = tmp_path / "ok.tsv"
+    ok.write_text("Model\tMean win rate\tA\tB - ECE\nm1\t0.5\t0.1\t0.2\nm2\t0.4\t-\t0.3\n\n\n")
+    df = load_score_table(ok)
+    assert df.shape == (2, 2) and np.isnan(df.loc["m2", "A"]) and df.attrs["lower_is_better"] == ["B - ECE"]
+    with pytest.raises(InvalidInputError, match="not found"):
+        load_score_table(tmp_path / "missing.tsv")
