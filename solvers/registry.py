@@ -5,7 +5,10 @@ says whether it accepts a formulation (and why not), and a runner::
 
     runner(formulation, *, time_limit, seed, **options) -> MethodOutput
 
-Third parties register their own with :func:`register_method`.
+Third parties register their own with :func:`register_method`. One name may
+have several *variants*, one per formulation family (``"greedy"`` for
+BatchInformationGain and for another formulation, say): each variant says what
+it accepts and the first variant that accepts a formulation runs it.
 Built-in methods live in the modules listed in ``_BUILTIN_MODULES`` and are
 imported the first time the registry is consulted.
 """
@@ -33,7 +36,7 @@ _BUILTIN_MODULES = (
     "heuristics.bayes",
 )
 
-_REGISTRY: dict[str, "Method"] = {}
+_REGISTRY: dict[str, list["Method"]] = {}
 _loaded = False
 
 
@@ -101,7 +104,12 @@ def register_method(
     options : iterable of str
         Option names the runner understands.
     replace : bool
-        Allow replacing an existing registration.
+        Replace every existing variant of ``name`` instead of adding one.
+
+    Notes
+    -----
+    Registering an existing name adds a variant (the kinds must agree); the
+    variants' acceptors should not overlap — the first registered wins.
     """
     if kind not in ("exact", "heuristic"):
         raise ValueError(f"kind: expected 'exact' or 'heuristic', got {kind!r}")
@@ -111,10 +119,44 @@ def register_method(
         accepts = accepts_types(*accepts)
 
     def deco(run: Callable[..., Any]) -> Callable[..., Any]:
-        if name in _REGISTRY and not replace and _REGISTRY[name].run is not run:
-            raise ValueError(f"name: method {name!r} is already registered")
-        _REGISTRY[name] = Method(name, kind, run, accepts, description, tuple(options))  # type: ignore[arg-type]
+        new = Method(name, kind, run, accepts, description, tuple(options))  # type: ignore[arg-type]
+        old = [] if replace else [m for m in _REGISTRY.get(name, []) if m.run is not run]
+        if old and old[0].kind != kind:
+            raise ValueError(f"kind: method {name!r} is already registered as {old[0].kind!r}, got {kind!r}")
+        _REGISTRY[name] = old + [new]
         return run
+
+    return deco
+
+
+def _combined(variants: list[Method]) -> Method:
+    """One :class:`Method` over several variants: the first that accepts a formulation runs it."""
+    if len(variants) == 1:
+        return variants[0]
+
+    def accepts(f: Any) -> str | None:
+        reasons = []
+        for v in variants:
+            why = v.accepts(f)
+            if why is None:
+                return None
+            reasons.append(why)
+        return "; ".join(dict.fromkeys(reasons))
+
+    def run(f: Any, **kw: Any) -> Any:
+        for v in variants:
+            if v.accepts(f) is None:
+                return v.run(f, **kw)
+        raise MethodNotApplicableError(f"method: {variants[0].name!r} has no variant for a {type(f).__name__}")
+
+    return Method(
+        variants[0].name,
+        variants[0].kind,
+        run,
+        accepts,
+        "; ".join(v.description for v in variants if v.description),
+        tuple(dict.fromkeys(o for v in variants for o in v.options)),
+    )
 
     return deco
 
@@ -135,7 +177,7 @@ def _load_builtins() -> None:
 def list_methods() -> list[Method]:
     """Every registered method, sorted by name."""
     _load_builtins()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return [_combined(_REGISTRY[k]) for k in sorted(_REGISTRY)]
 
 
 def get_method(name: str) -> Method:
@@ -144,7 +186,7 @@ def get_method(name: str) -> Method:
     if not isinstance(name, str):
         raise UnknownMethodError(f"method: expected a method name (str), got {type(name).__name__}")
     try:
-        return _REGISTRY[name]
+        return _combined(_REGISTRY[name])
     except KeyError:
         raise UnknownMethodError(
             f"method: unknown method {name!r}; registered methods: {', '.join(sorted(_REGISTRY))}"

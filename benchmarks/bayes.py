@@ -1,0 +1,407 @@
+"""BayesAME benchmark: batch search quality and speed, and sequential evaluation on real data.
+
+Usage::
+
+    python -m benchmarks.bayes --out results/bayes            # full run (>= 50 seeds; slow)
+    python -m benchmarks.bayes --quick --out results/bayes    # a minute or two
+    python -m benchmarks.bayes --parts exact timing           # only the batch-search parts
+    python -m benchmarks.bayes --workers 2 --split extrapolation
+
+Parts (``--parts``, default all):
+
+``exact``
+    ``"smc"`` vs ``"exhaustive"`` on random instances (|U| <= 40, k in {2, 3, 4}):
+    share reaching the exact optimum, worst relative gap, seconds.
+``timing``
+    Time per neighbour evaluation of the SMC local search (rank-2 Woodbury,
+    vectorised over candidates) for k = 5, 10, 20, 40, with the log-log slope,
+    beside a direct ``O(k^3)`` re-solve of each neighbour.
+``rmse``
+    Sequential evaluation on real response matrices (default
+    ``openllm_v2_ifeval`` and ``helm_lite_math``) under the paper's
+    interpolation split (``--split``): for each seed a split, ``--targets``
+    target models, and every method run to the full benchmark
+    (``stop=False``). Reports RMSE vs coreset size, the Evaluation-Weighted
+    Integrated RMSE ``100 * int_0^1 x * (100 RMSE(x)) dx`` with ``x = n / N``
+    (our reading of the paper's metric: RMSE in percentage points), and the
+    stopping rule (``eps1 = 0.005``, ``W = 30``) for ``eps2`` in {0.01, 0.02, 0.03}:
+    mean coreset size, RMSE at the stop and coverage of the 95 % interval.
+    Writes ``rmse_curves.csv``, ``rmse_summary.csv``, ``stopping.csv`` and
+    ``rmse_vs_coreset.png`` under ``--out``.
+
+BLAS is pinned to one thread per process (set before numpy is imported): on a
+shared machine multithreaded BLAS made the small Cholesky factorisations here
+10x slower. Use ``--workers`` to run jobs in parallel processes.
+"""
+from __future__ import annotations
+
+import os
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from formulations.bayes import BatchData, BatchInformationGain  # noqa: E402
+from heuristics.bayes import SwapState  # noqa: E402
+from heuristics.bayes_eval import (  # noqa: E402
+    bayes_aipw_evaluate,
+    bayesame_evaluate,
+    rs_mean_evaluate,
+    stopping_point,
+)
+from instances.responses import load_responses  # noqa: E402
+from instances.splits import extrapolation_split, interpolation_split  # noqa: E402
+from solvers import solve  # noqa: E402
+
+from ._data import default_data_dir  # noqa: E402
+
+METHODS = ("bayesame", "bayesame-rs", "rs-mean", "bayes-aipw")
+DATASETS = ("benchmark_prediction/openllm_v2_ifeval", "benchmark_prediction/helm_lite_math")
+EPS2 = (0.01, 0.02, 0.03)
+EPS1 = 0.005
+W = 30
+
+
+# ================================================================ exact part
+def random_instance(i: int, rng: np.random.Generator) -> BatchInformationGain:
+    """A random batch problem with 10 <= |U| <= 40 and k = 2, 3, 4 in turn.
+
+    Reference scores alternate between binary (repeated buckets), continuous and
+    continuous rounded to 0.1; ``beta`` in {0.3, 1, 3, 10}, ``sigma2`` in {1e-4, 1e-2}.
+    """
+    N = int(rng.integers(20, 60))
+    Kr = int(rng.integers(2, 8))
+    kind = i % 3
+    if kind == 0:
+        R = rng.integers(0, 2, (Kr, N)).astype(float)
+    elif kind == 1:
+        R = rng.uniform(size=(Kr, N))
+    else:
+        R = np.round(rng.uniform(size=(Kr, N)), 1)
+    nU = int(rng.integers(10, min(N, 40) + 1))
+    C = rng.choice(N, N - nU, replace=False)
+    k = (2, 3, 4)[(i // 3) % 3]
+    return BatchInformationGain(R, coreset=C, observed=rng.uniform(size=C.size), k=k,
+                                beta=float(rng.choice([0.3, 1.0, 3.0, 10.0])), sigma2=float(rng.choice([1e-4, 1e-2])))
+
+
+def exact_part(n_instances: int, seed: int = 0, quiet: bool = False) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_instances):
+        f = random_instance(i, rng)
+        ex = solve(f, "exhaustive")
+        sm = solve(f, "smc", seed=i)
+        gr = solve(f, "greedy")
+        assert ex.termination == "optimal" and sm.feasible and gr.feasible
+        gap = (ex.objective - sm.objective) / ex.objective
+        rows.append({"instance": i, "N": f.n_items, "U": int(f.unevaluated.size), "k": f.k, "B": f.model.B,
+                     "optimum": ex.objective, "smc": sm.objective, "greedy": gr.objective, "smc_gap": gap,
+                     "greedy_gap": (ex.objective - gr.objective) / ex.objective,
+                     "exhaustive_s": ex.seconds, "smc_s": sm.seconds, "mode": ex.extra.get("mode")})
+    gaps = np.array([r["smc_gap"] for r in rows])
+    ggaps = np.array([r["greedy_gap"] for r in rows])
+    out = {
+        "instances": n_instances,
+        "smc_share_optimal": float(np.mean(gaps <= 1e-9)),
+        "smc_worst_gap": float(max(gaps.max(), 0.0)),
+        "greedy_share_optimal": float(np.mean(ggaps <= 1e-9)),
+        "greedy_worst_gap": float(max(ggaps.max(), 0.0)),
+        "smc_mean_s": float(np.mean([r["smc_s"] for r in rows])),
+        "exhaustive_mean_s": float(np.mean([r["exhaustive_s"] for r in rows])),
+        "rows": rows,
+    }
+    if not quiet:
+        print(f"\n== smc vs exhaustive: {n_instances} random instances, |U| <= 40, k in {{2, 3, 4}}")
+        for k in (2, 3, 4):
+            g = np.array([r["smc_gap"] for r in rows if r["k"] == k])
+            if g.size == 0:
+                continue
+            print(f"  k = {k}: {g.size} instances, smc optimal {np.mean(g <= 1e-9):.1%}, worst gap {max(g.max(), 0):.2e}")
+        print(f"  all: smc optimal {out['smc_share_optimal']:.1%}, worst relative gap {out['smc_worst_gap']:.2e}; "
+              f"greedy optimal {out['greedy_share_optimal']:.1%}, worst gap {out['greedy_worst_gap']:.2e}")
+        print(f"  mean seconds: smc {out['smc_mean_s']:.3f}, exhaustive {out['exhaustive_mean_s']:.3f}")
+    return out
+
+
+# =============================================================== timing part
+def _timing_data(k: int, n_cand: int, rng: np.random.Generator) -> BatchData:
+    Bu = n_cand + k
+    phi = rng.uniform(size=(Bu, 6))
+    sq = np.sum((phi[:, None, :] - phi[None, :, :]) ** 2, axis=2)
+    S = np.exp(-sq / 6.0)
+    noise = np.full(Bu, 1e-2)
+    return BatchData(items=np.arange(Bu), labels=np.arange(Bu), S=S, noise=noise, v=S.sum(1) + noise,
+                     avail=np.ones(Bu, dtype=np.int64), phi=phi, N=Bu, k=k)
+
+
+def timing_part(ks: tuple[int, ...] = (5, 10, 20, 40, 80, 160), n_cand: int = 2000, reps: int = 5, seed: int = 0,
+                quiet: bool = False) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in ks:
+        data = _timing_data(k, n_cand, rng)
+        st = SwapState(data, np.arange(k))
+        cands = [st.candidates(m) for m in range(k)]
+        st.swap_values(0, cands[0])  # warm-up
+        passes = []
+        for _ in range(reps):  # best of reps: robust to a busy machine
+            t0 = time.perf_counter()
+            for m in range(k):
+                st.swap_values(m, cands[m])
+            passes.append(time.perf_counter() - t0)
+        wood = min(passes) / sum(c.size for c in cands)
+        # direct: build each neighbour and solve it (O(k^3) each), on a subset of candidates
+        sub = cands[0][: min(400, cands[0].size)]
+        X = np.tile(st.b, (sub.size, 1))
+        X[:, 0] = sub
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            direct_vals = data.values(X)
+            times.append(time.perf_counter() - t0)
+        direct = min(times) / sub.size
+        err = float(np.max(np.abs(direct_vals - st.swap_values(0, sub))) / max(np.max(np.abs(direct_vals)), 1e-300))
+        rows.append({"k": k, "candidates": n_cand, "woodbury_us": 1e6 * wood, "direct_us": 1e6 * direct,
+                     "max_rel_diff": err})
+    for i in range(1, len(rows)):
+        a, b = rows[i - 1], rows[i]
+        b["slope_woodbury"] = math.log(b["woodbury_us"] / a["woodbury_us"]) / math.log(b["k"] / a["k"])
+        b["slope_direct"] = math.log(b["direct_us"] / a["direct_us"]) / math.log(b["k"] / a["k"])
+    if not quiet:
+        print(f"\n== time per neighbour evaluation ({n_cand} candidate buckets per position)")
+        print(f"  {'k':>3} {'woodbury us':>12} {'slope':>6} {'direct us':>10} {'slope':>6} {'max rel diff':>12}")
+        for r in rows:
+            print(f"  {r['k']:>3} {r['woodbury_us']:>12.3f} {r.get('slope_woodbury', float('nan')):>6.2f} "
+                  f"{r['direct_us']:>10.3f} {r.get('slope_direct', float('nan')):>6.2f} {r['max_rel_diff']:>12.1e}")
+    return rows
+
+
+# ================================================================= rmse part
+_CACHE: dict[str, np.ndarray] = {}
+
+
+def _matrix(path: str) -> np.ndarray:
+    if path not in _CACHE:
+        _CACHE[path] = load_responses(path).matrix(0)
+    return _CACHE[path]
+
+
+def _job(args: tuple) -> dict[str, Any]:
+    path, split_kind, seed, t_index, methods = args
+    Y = _matrix(path)
+    split = (interpolation_split if split_kind == "interpolation" else extrapolation_split)(Y, seed=seed)
+    perm = np.random.default_rng([seed, 7]).permutation(split.targets.size)
+    target = int(split.targets[perm[t_index % perm.size]])
+    R = Y[split.references]
+    y = Y[target]
+    truth = float(y.mean())
+    run_seed = 1000 * seed + t_index
+    out: dict[str, Any] = {"path": path, "seed": seed, "target": target, "truth": truth, "N": y.size,
+                           "Kr": int(R.shape[0]), "traces": {}, "seconds": {}}
+    for m in methods:
+        t0 = time.perf_counter()
+        if m in ("bayesame", "bayesame-rs"):
+            res = bayesame_evaluate(R, y, selection="auto" if m == "bayesame" else "random", stop=False,
+                                    seed=run_seed)
+            out["regime"] = res.info["regime"]
+            out["B"] = res.info["n_buckets"]
+            centre = res.trace["mean_R"]
+        elif m == "rs-mean":
+            res = rs_mean_evaluate(y, stop=False, seed=run_seed)
+            centre = res.trace["estimate"]
+        elif m == "bayes-aipw":
+            res = bayes_aipw_evaluate(R, y, stop=False, seed=run_seed)
+            centre = res.trace["estimate"]
+        else:
+            raise ValueError(f"methods: unknown method {m!r}; known: {', '.join(METHODS)}")
+        out["seconds"][m] = time.perf_counter() - t0
+        out["traces"][m] = (res.trace["estimate"], res.trace["width"], centre)
+    return out
+
+
+def ewi_rmse(rmse: np.ndarray) -> float:
+    """``100 * int_0^1 x * (100 * RMSE(x)) dx`` with ``x = n / N``, trapezoid rule, RMSE(0) weighted by x = 0."""
+    N = rmse.size
+    x = np.concatenate([[0.0], np.arange(1, N + 1) / N])
+    y = np.concatenate([[0.0], x[1:] * 100.0 * rmse])
+    return float(100.0 * np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)))
+
+
+def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, methods: tuple[str, ...],
+              workers: int, out: Path | None, quiet: bool = False) -> dict[str, Any]:
+    data_dir = default_data_dir()
+    if data_dir is None:
+        raise SystemExit("no data directory: set BENCHSEL_DATA or place ../shared/data beside the repository")
+    paths = []
+    for d in datasets:
+        p = Path(d)
+        if not p.suffix:
+            p = p.with_suffix(".npz")
+        if not p.is_absolute():
+            p = data_dir / "responses" / p
+        paths.append(str(p))
+    jobs = [(p, split_kind, s, t, methods) for p in paths for s in range(seeds) for t in range(targets)]
+    t0 = time.perf_counter()
+    if workers > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(workers) as pool:
+            results = pool.map(_job, jobs, chunksize=1)
+    else:
+        results = []
+        for i, j in enumerate(jobs):
+            results.append(_job(j))
+            if not quiet and (i + 1) % max(1, len(jobs) // 10) == 0:
+                print(f"  ... {i + 1}/{len(jobs)} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    summary: dict[str, Any] = {"datasets": {}, "wall_seconds": time.perf_counter() - t0}
+    curve_rows, sum_rows, stop_rows = [], [], []
+    for p in paths:
+        rs = [r for r in results if r["path"] == p]
+        name = Path(p).stem
+        N = rs[0]["N"]
+        truth = np.array([r["truth"] for r in rs])
+        ds: dict[str, Any] = {"N": N, "Kr": rs[0]["Kr"], "runs": len(rs),
+                              "unique_share": float(np.mean([r.get("regime") == "unique" for r in rs])),
+                              "mean_B": float(np.mean([r.get("B", np.nan) for r in rs])), "methods": {}}
+        for m in methods:
+            E = np.array([r["traces"][m][0] for r in rs])  # (runs, N)
+            Wd = np.array([r["traces"][m][1] for r in rs])
+            Cc = np.array([r["traces"][m][2] for r in rs])
+            err = E - truth[:, None]
+            rmse = np.sqrt(np.mean(err ** 2, axis=0))
+            md: dict[str, Any] = {"ewi_rmse": ewi_rmse(rmse), "rmse": rmse,
+                                  "seconds": float(np.mean([r["seconds"][m] for r in rs]))}
+            for frac in (0.05, 0.1, 0.25, 0.5):
+                md[f"rmse@{frac:g}"] = float(rmse[max(int(round(frac * N)), 1) - 1])
+            md["stopping"] = {}
+            for e2 in EPS2:
+                ns, errs, cover = [], [], []
+                for i in range(len(rs)):
+                    j = stopping_point(E[i], Wd[i], EPS1, e2, W)
+                    j = N if j is None else j
+                    ns.append(j)
+                    errs.append(err[i, j - 1])
+                    half = Wd[i, j - 1] / 2.0
+                    cover.append(abs(Cc[i, j - 1] - truth[i]) <= half + 1e-12)
+                st = {"mean_n": float(np.mean(ns)), "mean_frac": float(np.mean(ns) / N),
+                      "rmse": float(np.sqrt(np.mean(np.square(errs)))), "coverage": float(np.mean(cover))}
+                md["stopping"][e2] = st
+                stop_rows.append({"dataset": name, "method": m, "eps2": e2, **st})
+            ds["methods"][m] = md
+            sum_rows.append({"dataset": name, "method": m, "runs": len(rs), "N": N,
+                             "ewi_rmse": md["ewi_rmse"], **{k: v for k, v in md.items() if k.startswith("rmse@")},
+                             "seconds_per_run": md["seconds"]})
+            for n in range(1, N + 1):
+                curve_rows.append({"dataset": name, "method": m, "n": n, "rmse": float(rmse[n - 1])})
+        summary["datasets"][name] = ds
+        if not quiet:
+            print(f"\n== {name} ({split_kind}): N = {N}, Kr = {ds['Kr']}, {len(rs)} runs "
+                  f"({seeds} seeds x {targets} targets), unique regime in {ds['unique_share']:.0%} of runs, "
+                  f"mean B = {ds['mean_B']:.0f}")
+            print(f"  {'method':12} {'EWI-RMSE':>9} {'RMSE@5%':>8} {'@10%':>7} {'@25%':>7} {'@50%':>7} {'s/run':>6}")
+            for m in methods:
+                md = ds["methods"][m]
+                print(f"  {m:12} {md['ewi_rmse']:>9.2f} {md['rmse@0.05']:>8.4f} {md['rmse@0.1']:>7.4f} "
+                      f"{md['rmse@0.25']:>7.4f} {md['rmse@0.5']:>7.4f} {md['seconds']:>6.2f}")
+            print(f"  stopping rule (eps1 = {EPS1}, W = {W}): mean coreset size (share of N), RMSE at stop, coverage")
+            for m in methods:
+                cells = [f"eps2={e2}: n={st['mean_n']:.0f} ({st['mean_frac']:.0%}) rmse={st['rmse']:.4f} "
+                         f"cov={st['coverage']:.0%}" for e2, st in ds["methods"][m]["stopping"].items()]
+                print(f"  {m:12} " + " | ".join(cells))
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_csv(out / "rmse_curves.csv", curve_rows)
+        _write_csv(out / "rmse_summary.csv", sum_rows)
+        _write_csv(out / "stopping.csv", stop_rows)
+        png = out / "rmse_vs_coreset.png"
+        _plot(summary, methods, split_kind, png)
+        summary["png"] = str(png)
+        if not quiet:
+            print(f"\n  wrote {out / 'rmse_curves.csv'}, {out / 'rmse_summary.csv'}, {out / 'stopping.csv'}, {png}")
+    return summary
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    fields = list(dict.fromkeys(k for r in rows for k in r))  # union of keys, first-seen order
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _plot(summary: dict[str, Any], methods: tuple[str, ...], split_kind: str, png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(summary["datasets"])
+    fig, axes = plt.subplots(1, len(names), figsize=(5.5 * len(names), 4.2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        ds = summary["datasets"][name]
+        N = ds["N"]
+        x = 100.0 * np.arange(1, N + 1) / N
+        for m in methods:
+            md = ds["methods"][m]
+            ax.plot(x[:-1], 100.0 * md["rmse"][:-1], label=f"{m} (EWI {md['ewi_rmse']:.1f})")
+        ax.set_yscale("log")
+        ax.set_xlabel("coreset size n (% of N)")
+        ax.set_ylabel("RMSE x 100")
+        ax.set_title(f"{name} ({split_kind}, {ds['runs']} runs, N = {N}, Kr = {ds['Kr']})", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+
+
+# ====================================================================== main
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.bayes", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small run: fewer instances, seeds and repetitions")
+    ap.add_argument("--parts", nargs="+", default=["exact", "timing", "rmse"], choices=["exact", "timing", "rmse"])
+    ap.add_argument("--out", type=Path, default=None, help="results folder (CSV files and the PNG plot)")
+    ap.add_argument("--instances", type=int, default=None, help="random instances for 'exact' (default 60; quick 30)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds for 'rmse' (default 50; quick 3)")
+    ap.add_argument("--targets", type=int, default=None, help="target models per seed (default 2; quick 1)")
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS),
+                    help="response files under <data>/responses (default: %(default)s)")
+    ap.add_argument("--split", choices=["interpolation", "extrapolation"], default="interpolation")
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument("--workers", type=int, default=1, help="parallel processes for 'rmse'")
+    ap.add_argument("--ks", type=int, nargs="+", default=[5, 10, 20, 40, 80, 160], help="batch sizes for 'timing'")
+    ap.add_argument("--candidates", type=int, default=None,
+                    help="candidate buckets per position for 'timing' (default 2000; quick 500)")
+    args = ap.parse_args(argv)
+    q = args.quick
+    res: dict[str, Any] = {}
+    if "exact" in args.parts:
+        res["exact"] = exact_part(args.instances or (30 if q else 60))
+    if "timing" in args.parts:
+        res["timing"] = timing_part(tuple(args.ks), n_cand=args.candidates or (500 if q else 2000), reps=2 if q else 5)
+    if "rmse" in args.parts:
+        res["rmse"] = rmse_part(args.datasets, args.split, args.seeds or (3 if q else 50),
+                                args.targets or (1 if q else 2), tuple(args.methods), args.workers, args.out)
+    if args.out is not None and "exact" in res:
+        args.out.mkdir(parents=True, exist_ok=True)
+        _write_csv(args.out / "smc_vs_exact.csv", res["exact"]["rows"])
+    if args.out is not None and "timing" in res:
+        args.out.mkdir(parents=True, exist_ok=True)
+        _write_csv(args.out / "neighbour_timing.csv", res["timing"])
+    return res
+
+
+if __name__ == "__main__":
+    main()
