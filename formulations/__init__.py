@@ -18,7 +18,17 @@ _LAZY = {
     "BatchInformationGain": "formulations.bayes",
 }
 
-__all__ = ["Formulation", "Check", *_LAZY]
+__all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]
+
+
+def formulation_classes() -> list[type]:
+    """Every built-in :class:`Formulation` subclass, in declaration order."""
+    out = []
+    for name, mod in _LAZY.items():
+        obj = getattr(importlib.import_module(mod), name)
+        if isinstance(obj, type) and issubclass(obj, Formulation):
+            out.append(obj)
+    return out
 
 
 def __getattr__(name: str) -> Any:

@@ -18,9 +18,18 @@ _LAZY = {
     "load_score_table": "instances.scores",
     "mallows_profile": "instances.scores",
     "swap_pairs_profile": "instances.scores",
+    "score_directions": "instances.scores",
     # response tensors
     "load_responses": "instances.responses",
     "make_multimetric": "instances.responses",
+    "paper_split": "instances.responses",
+    "Responses": "instances.responses",
+    # model splits for BayesAME
+    "interpolation_split": "instances.splits",
+    "extrapolation_split": "instances.splits",
+    # instance files
+    "save_instance": "instances.files",
+    "load_instance": "instances.files",
 }
 
 __all__ = sorted(_LAZY)

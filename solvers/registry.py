@@ -167,11 +167,7 @@ def _load_builtins() -> None:
         return
     _loaded = True
     for mod in _BUILTIN_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:  # a module of this list that is not part of this build
-            if e.name != mod:
-                raise
+        importlib.import_module(mod)
 
 
 def list_methods() -> list[Method]:

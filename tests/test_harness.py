@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks import harness
+from formulations import formulation_classes
 from benchmarks.suites import InstanceSpec, suite_instances
 from instances.synthetic import make_kmedoids
 from solvers.errors import InvalidInputError, UnknownMethodError
@@ -85,33 +86,13 @@ def test_plan_bad_numbers():
         harness.plan("t", _specs(1), time_limit=0)
 
 
-def _formulations_in_build():
-    import importlib
-    import inspect
-
-    import formulations
-    from formulations.base import Formulation
-
-    out = set()
-    for name, mod in formulations._LAZY.items():
-        try:
-            obj = getattr(importlib.import_module(mod), name)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-            continue
-        if inspect.isclass(obj) and issubclass(obj, Formulation):
-            out.add(name)
-    return out
-
-
 def test_quick_suite_has_exact_and_heuristic_for_every_formulation():
     specs = suite_instances("quick")
     tasks, _ = harness.plan("quick", specs, time_limit=20)
     kinds: dict[str, set] = {}
     for t in tasks:
         kinds.setdefault(t.formulation, set()).add(t.kind)
-    assert set(kinds) == _formulations_in_build()
+    assert set(kinds) == {c.__name__ for c in formulation_classes()}
     assert all(k == {"exact", "heuristic"} for k in kinds.values()), kinds
     # seeded: the same suite twice gives the same instances
     again, _ = harness.plan("quick", suite_instances("quick"), time_limit=20)

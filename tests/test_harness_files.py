@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks._data import default_data_dir
+from formulations import formulation_classes
 from formulations.kmedoids import KMedoids
 from instances.files import MpsInstance, fingerprint, load_instance, save_instance
 from instances.synthetic import make_kmedoids
@@ -102,27 +103,7 @@ def test_load_orlib_txt():
     assert isinstance(f, KMedoids) and f.n_items == 100 and f.k == 5
 
 
-def _classes():
-    import importlib
-    import inspect
-
-    import formulations
-    from formulations.base import Formulation
-
-    out = []
-    for name, mod in formulations._LAZY.items():
-        try:
-            obj = getattr(importlib.import_module(mod), name)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-            continue
-        if inspect.isclass(obj) and issubclass(obj, Formulation):
-            out.append(obj)
-    return out
-
-
-@pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", formulation_classes(), ids=lambda c: c.__name__)
 def test_every_formulation_round_trips_through_an_instance_file(cls, tmp_path):
     for i, f in enumerate(cls.conformance_instances(seed=0)):
         g = load_instance(save_instance(f, tmp_path / f"{cls.__name__}-{i}.npz"))
