@@ -411,7 +411,14 @@ class KMedoids(Formulation):
         theta = b.add_vars("theta", I.size, lb=Dc.min(axis=1), ub=Dc.max(axis=1), cost=self._w[I])
         b.add_rows("card", rows=np.zeros(C.size, np.int64), cols=y, vals=1.0, lb=[self.k], ub=[self.k])
         lazy = _BendersCuts(Dc, y, theta, C, self.k)
-        return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy)
+        return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy,
+                       integral_objective=self._integral_costs())
+
+    def _integral_costs(self) -> bool:
+        """Integer distances and weights: every selection has an integer objective."""
+        I = self._served()
+        w = self._w[I]
+        return bool(np.all(w == np.round(w)) and np.all(self._D == np.round(self._D)))
 
 
 class _BendersCuts:

@@ -216,7 +216,11 @@ def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callab
             best_sel, UB = np.asarray(sel), k
 
     def tol() -> float:
-        return max(1e-9, rel * abs(UB)) if np.isfinite(UB) else 0.0
+        if not np.isfinite(UB):
+            return 0.0
+        t = max(1e-9, rel * abs(UB))
+        # with an integral objective, a node whose bound exceeds UB - 1 holds nothing better than UB
+        return max(t, 1.0 - 1e-6) if model.integral_objective else t
 
     offer(warm_start)
     stats = {"cuts": 0, "lp_solves": 0}
@@ -234,7 +238,8 @@ def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callab
             rem = left()
             if rem <= 0:
                 return "time", None, partial, None
-            h.setOptionValue("time_limit", float(rem))
+            # HiGHS compares its time limit with its run time summed over every run() of this object
+            h.setOptionValue("time_limit", float(h.getRunTime() + rem))
             h.run()
             stats["lp_solves"] += 1
             st = h.getModelStatus()
@@ -320,6 +325,8 @@ def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callab
         term = Termination.OPTIMAL if best_sel is not None else Termination.INFEASIBLE
     open_min = min((e[0] for e in heap), default=np.inf)
     bound = min(open_min, pruned_min, UB)
+    if model.integral_objective and np.isfinite(bound):
+        bound = float(np.ceil(bound - 1e-6))
     if term == Termination.INFEASIBLE:
         bound = None
     elif not np.isfinite(bound):

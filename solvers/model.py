@@ -146,6 +146,9 @@ class LinearModel:
         Free-form facts about the statement (e.g. which variant was built).
     lazy : LazyRows or None
         Rows generated on demand; the arrays above are then a relaxation.
+    integral_objective : bool
+        Every feasible solution has an integer objective (e.g. integer
+        distances and weights), so a bound may be rounded up.
     """
 
     c: np.ndarray
@@ -165,6 +168,7 @@ class LinearModel:
     name: str = "benchsel"
     meta: Mapping[str, Any] = field(default_factory=dict)
     lazy: LazyRows | None = None
+    integral_objective: bool = False
 
     @property
     def n_cols(self) -> int:
@@ -427,6 +431,7 @@ class ModelBuilder:
         objective_sign: int = 1,
         meta: Mapping[str, Any] | None = None,
         lazy: LazyRows | None = None,
+        integral_objective: bool = False,
     ) -> LinearModel:
         """Assemble the model (sums duplicate entries, drops explicit zeros)."""
         cat = lambda parts, dt=float: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)  # noqa: E731
@@ -454,6 +459,7 @@ class ModelBuilder:
             name=self.name,
             meta=dict(meta or {}),
             lazy=lazy,
+            integral_objective=bool(integral_objective),
         )
         sel = model.col_block(selection_block)
         if model.selection_items.size != sel.size:
