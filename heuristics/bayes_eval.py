@@ -145,10 +145,11 @@ def _target(target: Any, N: int) -> tuple[Callable[[int], float], np.ndarray | N
     return (lambda i: float(t[i])), t
 
 
-def _common(eps1: Any, eps2: Any, W: Any, max_items: Any, N: int) -> tuple[float, float, int | None, int]:
+def _common(eps1: Any, eps2: Any, W: Any, max_items: Any, N: int, default_W: int | None = None
+            ) -> tuple[float, float, int | None, int]:
     eps1 = check_float(eps1, "eps1", low=0.0, low_open=True)
     eps2 = check_float(eps2, "eps2", low=0.0, low_open=True)
-    W = None if W is None else check_int(W, "W", low=1)
+    W = default_W if W is None else check_int(W, "W", low=1)
     max_items = N if max_items is None else check_int(max_items, "max_items", low=1, high=N, high_doc=f"N = {N}")
     return eps1, eps2, W, max_items
 
@@ -358,8 +359,7 @@ def rs_mean_evaluate(target: Any, *, n_items: int | None = None, eps1: float = 0
         if n_items is not None and n_items != N:
             raise InvalidInputError(f"target: reference and target item counts differ: n_items = {n_items}, target has {N}")
     score, _ = _target(target, N)
-    eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N)
-    W = 30 if W is None else W
+    eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
     rng = check_rng(seed)
     order = rng.permutation(N)
     trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width")}
@@ -494,8 +494,7 @@ def bayes_aipw_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.0
     if N < 2:
         raise InvalidInputError(f"reference_scores: expected at least 2 items, got shape {R.shape}")
     score, _ = _target(target, N)
-    eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N)
-    W = 30 if W is None else W
+    eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
     rng = check_rng(seed)
     order = rng.permutation(N)
     Phi = R.T  # (N, Kr)

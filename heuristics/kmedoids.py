@@ -82,7 +82,6 @@ def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
         rng.shuffle(order)
     total = order.size
     tol = 1e-12 * max(1.0, float(w @ D[:, med].min(axis=1)))
-    rows = np.arange(N)
 
     def nearest_two(sub: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         Dm = D[np.ix_(sub, med)]
@@ -95,7 +94,7 @@ def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
         return (np.where(sw, part[:, 1], part[:, 0]), np.where(sw, a[:, 1], a[:, 0]),
                 np.where(sw, part[:, 0], part[:, 1]), np.where(sw, a[:, 0], a[:, 1]))
 
-    nearest, d1, second, d2 = nearest_two(rows)
+    nearest, d1, second, d2 = nearest_two(np.arange(N))
     evaluated = since = n_swaps = 0
     ptr = 0
     timed_out = False
@@ -250,22 +249,22 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, **
             stopped = Termination.TIME_LIMIT
             break
         mode = init if isinstance(init, str) and (r == 0 or init != "build") else "random"
-        if isinstance(init, str) and use_pkg and mode in ("build", "random"):
-            start: Any = mode  # the package's own (Rust) BUILD or random start
-        else:
-            start = init if not isinstance(init, str) else _start(f, mode, rng)
         if use_pkg:
             import kmedoids as km
 
-            pkg_init = start if not isinstance(start, str) else start
+            # the package's own (Rust) BUILD or random start, or the given / k-medoids++ medoids
+            pkg_start = mode if isinstance(init, str) and mode in ("build", "random") else (
+                init if not isinstance(init, str) else _start(f, mode, rng))
+            given = not isinstance(pkg_start, str)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "seed ignored if medoids given": we seed the order
-                res = km.fasterpam(f.D, f.k if isinstance(pkg_init, str) else np.asarray(pkg_init, dtype=np.int64),
-                                   max_iter=max_iter, init=pkg_init if isinstance(pkg_init, str) else "build",
+                res = km.fasterpam(f.D, np.asarray(pkg_start, dtype=np.int64) if given else f.k, max_iter=max_iter,
+                                   init="build" if given else pkg_start,
                                    random_state=int(rng.integers(2**31 - 1)), n_cpu=1)
             med, n_sw = np.sort(np.asarray(res.medoids, dtype=np.int64)), int(res.n_swap)
             hit = int(res.n_iter) >= max_iter
         else:
+            start = init if not isinstance(init, str) else _start(f, mode, rng)
             med, n_it, n_sw, timed_out = fasterpam(f.D, start, f.weights, f.candidates, max_iter=max_iter, rng=rng,
                                                    clock=clock)
             hit = n_it >= max_iter

@@ -127,24 +127,15 @@ def _row_scales(A: sp.csr_array, lb: np.ndarray, ub: np.ndarray, digits: int, ma
         den_ub[fin_ub] = _denominators(ub[fin_ub], max_den)
     rho = np.ones(m, dtype=float)
     exact = np.ones(m, dtype=bool)
-    bad = np.zeros(m, bool)
-    if A.nnz:
-        row_of = np.repeat(np.arange(m), counts)
-        np.logical_or.at(bad, row_of, den_a == 0)
-    bad |= den_lb == 0
-    bad |= den_ub == 0
+    row_of = np.repeat(np.arange(m), counts)
+    bad = (den_lb == 0) | (den_ub == 0)  # some value of the row is no rational with a small denominator
+    frac = (den_lb > 1) | (den_ub > 1)  # some value of the row is a non-integer rational
     amax = np.zeros(m)
     if A.nnz:
-        np.maximum.at(amax, np.repeat(np.arange(m), counts), np.abs(A.data))
-    nonint = np.ones(m, bool)
-    if A.nnz:
-        nz_rows = counts > 0
-        nonint_entries = den_a > 1
-        has = np.zeros(m, bool)
-        np.logical_or.at(has, np.repeat(np.arange(m), counts), nonint_entries)
-        nonint = has | (den_lb > 1) | (den_ub > 1)
-        nonint &= nz_rows | (den_lb > 1) | (den_ub > 1)
-    for r in np.flatnonzero(nonint & ~bad):
+        np.logical_or.at(bad, row_of, den_a == 0)
+        np.logical_or.at(frac, row_of, den_a > 1)
+        np.maximum.at(amax, row_of, np.abs(A.data))
+    for r in np.flatnonzero(frac & ~bad):
         a, b = A.indptr[r], A.indptr[r + 1]
         q = int(np.lcm.reduce(np.concatenate([den_a[a:b], [den_lb[r], den_ub[r]]]).astype(object)))
         if q * max(amax[r], 1.0) <= 10.0 ** (digits + 3):
