@@ -1,4 +1,4 @@
-"""``python -m benchmarks``: the ``benchsel`` command line (see :mod:`benchmarks.cli`)."""
+"""``python -m benchmarks``: the ``benchsel`` command line (see :mod:`benchsel.benchmarks.cli`)."""
 import sys
 
 from .cli import main

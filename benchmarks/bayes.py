@@ -2,10 +2,10 @@
 
 Usage::
 
-    python -m benchmarks.bayes --out results/bayes            # full run (>= 50 seeds; slow)
-    python -m benchmarks.bayes --quick --out results/bayes    # a minute or two
-    python -m benchmarks.bayes --parts exact timing           # only the batch-search parts
-    python -m benchmarks.bayes --workers 2 --split extrapolation
+    python -m benchsel.benchmarks.bayes --out results/bayes            # full run (>= 50 seeds; slow)
+    python -m benchsel.benchmarks.bayes --quick --out results/bayes    # a minute or two
+    python -m benchsel.benchmarks.bayes --parts exact timing           # only the batch-search parts
+    python -m benchsel.benchmarks.bayes --workers 2 --split extrapolation
 
 Parts (``--parts``, default all):
 
@@ -50,17 +50,17 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from formulations.bayes import BatchData, BatchInformationGain  # noqa: E402
-from heuristics.bayes import SwapState  # noqa: E402
-from heuristics.bayes_eval import (  # noqa: E402
+from benchsel.formulations.bayes import BatchData, BatchInformationGain  # noqa: E402
+from benchsel.heuristics.bayes import SwapState  # noqa: E402
+from benchsel.heuristics.bayes_eval import (  # noqa: E402
     bayes_aipw_evaluate,
     bayesame_evaluate,
     rs_mean_evaluate,
     stopping_point,
 )
-from instances.responses import load_responses  # noqa: E402
-from instances.splits import extrapolation_split, interpolation_split  # noqa: E402
-from solvers import solve  # noqa: E402
+from benchsel.instances.responses import load_responses  # noqa: E402
+from benchsel.instances.splits import extrapolation_split, interpolation_split  # noqa: E402
+from benchsel.solvers import solve  # noqa: E402
 
 from ._data import default_data_dir  # noqa: E402
 
@@ -369,7 +369,7 @@ def _plot(summary: dict[str, Any], methods: tuple[str, ...], split_kind: str, pn
 
 # ====================================================================== main
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.bayes", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small run: fewer instances, seeds and repetitions")
     ap.add_argument("--parts", nargs="+", default=["exact", "timing", "rmse"], choices=["exact", "timing", "rmse"])
     ap.add_argument("--out", type=Path, default=None, help="results folder (CSV files and the PNG plot)")

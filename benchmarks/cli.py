@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from solvers.errors import BenchselError, InvalidInputError
+from benchsel.solvers.errors import BenchselError, InvalidInputError
 
 __all__ = ["main", "build_parser"]
 
@@ -201,7 +201,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export_mps(args: argparse.Namespace) -> int:
-    from instances.files import save_instance
+    from benchsel.instances.files import save_instance
 
     from .suites import suite_instances
 
@@ -226,7 +226,7 @@ def cmd_export_mps(args: argparse.Namespace) -> int:
 
 
 def _solve_mps(args: argparse.Namespace, inst: Any) -> dict[str, Any]:
-    from solvers.mps import solve_mps
+    from benchsel.solvers.mps import solve_mps
 
     from .harness import parse_method
 
@@ -254,8 +254,8 @@ def _solve_mps(args: argparse.Namespace, inst: Any) -> dict[str, Any]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from instances.files import MpsInstance, load_instance
-    from solvers.api import solve
+    from benchsel.instances.files import MpsInstance, load_instance
+    from benchsel.solvers.api import solve
 
     from .harness import parse_method
 
@@ -283,7 +283,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from solvers.registry import list_methods
+    from benchsel.solvers.registry import list_methods
 
     from ._data import default_data_dir
     from .suites import available_suites, check_data

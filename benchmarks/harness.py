@@ -1,7 +1,7 @@
 """The benchmark harness: a grid of methods x instances x seeds, run fairly.
 
 * **Isolation and watchdog.** Every run is its own process, given the
-  instance as ``(class, get_params())``; it calls :func:`solvers.solve` with
+  instance as ``(class, get_params())``; it calls :func:`benchsel.solvers.solve` with
   the run's time limit and sends one JSON row back. Locally the process is
   forked from a fork server that has the solver modules imported (cheap to
   start); on a Dask worker it is a fresh ``python`` subprocess. The parent
@@ -55,7 +55,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from solvers.errors import BenchselError, InvalidInputError
+from benchsel.solvers.errors import BenchselError, InvalidInputError
 
 __all__ = [
     "Task",
@@ -198,7 +198,7 @@ def plan(suite: str, specs: Sequence[Any], *, methods: Sequence[str] | None = No
     ----------
     suite : str
         Suite name (stored with each row).
-    specs : sequence of benchmarks.suites.InstanceSpec
+    specs : sequence of benchsel.benchmarks.suites.InstanceSpec
     methods : sequence of str, optional
         Methods (``name`` or ``name:key=value,...``) replacing each instance's
         defaults; a method that refuses an instance is skipped there (noted),
@@ -219,9 +219,9 @@ def plan(suite: str, specs: Sequence[Any], *, methods: Sequence[str] | None = No
     notes : list of str
         Skipped (instance, method) pairs with the reason.
     """
-    from instances.files import class_path, fingerprint
-    from solvers.registry import get_method
-    from solvers.validation import check_float, check_int
+    from benchsel.instances.files import class_path, fingerprint
+    from benchsel.solvers.registry import get_method
+    from benchsel.solvers.validation import check_float, check_int
 
     from .suites import default_methods
 
@@ -329,8 +329,8 @@ def failed_row(task: Task, termination: str, error: str, seconds: float, *, retr
 
 def execute_task(task: Task) -> dict[str, Any]:
     """Run one task in this process and return its row (never raises)."""
-    from instances.files import formulation_class
-    from solvers.api import solve
+    from benchsel.instances.files import formulation_class
+    from benchsel.solvers.api import solve
 
     t0 = time.perf_counter()
     row = base_row(task)
@@ -450,9 +450,9 @@ _FORK_LOCK = threading.Lock()
 
 
 def _preload_modules() -> list[str]:
-    from solvers.registry import _BUILTIN_MODULES
+    from benchsel.solvers.registry import _BUILTIN_MODULES
 
-    return ["benchmarks.harness", "benchmarks.suites", "instances.files", "solvers.api", "scipy.stats",
+    return ["benchsel.benchmarks.harness", "benchsel.benchmarks.suites", "benchsel.instances.files", "benchsel.solvers.api", "scipy.stats",
             *_BUILTIN_MODULES]
 
 
@@ -586,7 +586,7 @@ def run_isolated(task: Task, grace: float | None = None) -> dict[str, Any]:
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     for var in _THREAD_VARS:
         env.setdefault(var, str(task.threads))
-    cmd = [sys.executable, "-c", "from benchmarks.harness import _child_main; _child_main()"]
+    cmd = [sys.executable, "-c", "from benchsel.benchmarks.harness import _child_main; _child_main()"]
     payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
     limit = task.time_limit + grace
     t0 = time.perf_counter()
@@ -857,7 +857,7 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
     """
     from tqdm import tqdm
 
-    from solvers.validation import check_int
+    from benchsel.solvers.validation import check_int
 
     jobs = check_int(jobs, "jobs", low=1)
     if grace is not None and (not isinstance(grace, (int, float)) or grace < 0):

@@ -2,15 +2,15 @@
 
 Usage::
 
-    python -m benchmarks.holocosm                   # all three parts (several minutes)
-    python -m benchmarks.holocosm --quick           # small versions of each part (~1 min)
-    python -m benchmarks.holocosm --part timing     # or: optimality, fidelity
-    python -m benchmarks.holocosm --out hc.json     # also save every row as JSON
+    python -m benchsel.benchmarks.holocosm                   # all three parts (several minutes)
+    python -m benchsel.benchmarks.holocosm --quick           # small versions of each part (~1 min)
+    python -m benchsel.benchmarks.holocosm --part timing     # or: optimality, fidelity
+    python -m benchsel.benchmarks.holocosm --out hc.json     # also save every row as JSON
 
 Parts:
 
 * ``timing`` — ``"swap"`` at N = 8400 items, K = 14 metrics, M = 6 sources,
-  20 % retention, on :func:`instances.responses.make_multimetric` tensors;
+  20 % retention, on :func:`benchsel.instances.responses.make_multimetric` tensors;
   median and max over seeds of the calibration (building the formulation:
   risk terms and the 128-subset reference bank), the search, and both.
 * ``optimality`` — seeded small instances (default N = 30, K = 3, M = 6,
@@ -44,16 +44,16 @@ from typing import Any
 
 import numpy as np
 
-from formulations.holocosm import RankingRiskReconstruction, fidelity
-from heuristics.holocosm import (
+from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
+from benchsel.heuristics.holocosm import (
     anchorpoints,
     holocosm_selection,
     kmeans_baseline,
     random_baseline,
     swap_unconstrained,
 )
-from instances.responses import load_responses, make_multimetric, paper_split
-from solvers import solve
+from benchsel.instances.responses import load_responses, make_multimetric, paper_split
+from benchsel.solvers import solve
 
 from ._data import default_data_dir
 
@@ -139,7 +139,7 @@ def exact_check(n_instances: int = 100, quiet: bool = False) -> dict:
     Every third instance has integer responses (ties). Returns the number of
     conforming runs per configuration and how many optima sit exactly at ``eps``.
     """
-    from solvers.conformance import brute_force, check_method
+    from benchsel.solvers.conformance import brute_force, check_method
 
     cfg = {"highs": ("highs", {}), "highs_separate_aux": ("highs", {"pools": "separate", "muhat": "aux"}),
            "cpsat": ("cpsat", {}), "cpsat_risk_slack_3e-6": ("cpsat", {"risk_slack": 3e-6}), "swap": ("swap", {})}
@@ -312,7 +312,7 @@ def _print_tables(agg: dict, out: dict, dsets: list[str], rhos: list[float]) -> 
 
 # --------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.holocosm", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.holocosm", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small versions of every part")
     ap.add_argument("--part", choices=("all", "timing", "optimality", "exact", "fidelity"), default="all")
     ap.add_argument("--seeds", type=int, default=None, help="seeds for timing and fidelity (default 5; quick 2)")

@@ -2,10 +2,10 @@
 
 Usage::
 
-    python -m benchmarks.positional                 # full study + synthetic 200 x 100 case
-    python -m benchmarks.positional --quick         # 3 tables, g in {2, 3}, eps = 0.2, synthetic 60 x 30
-    python -m benchmarks.positional --no-synthetic --out results/positional
-    python -m benchmarks.positional --tables helm/bias.tsv bigbench/leaderboard.tsv --g --eps 0.1 0.15 0.2 \
+    python -m benchsel.benchmarks.positional                 # full study + synthetic 200 x 100 case
+    python -m benchsel.benchmarks.positional --quick         # 3 tables, g in {2, 3}, eps = 0.2, synthetic 60 x 30
+    python -m benchsel.benchmarks.positional --no-synthetic --out results/positional
+    python -m benchsel.benchmarks.positional --tables helm/bias.tsv bigbench/leaderboard.tsv --g --eps 0.1 0.15 0.2 \
         --policies last --time-limit 600 --no-synthetic --out results/positional-hard   # time to proof
 
 Missing-data study: every real table of ``shared/data/positional`` under
@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from formulations.positional import PositionalProportionality, PositionalRepresentation
-from instances.scores import load_score_table, mallows_profile
-from solvers import solve
-from solvers.errors import InvalidInputError
+from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+from benchsel.instances.scores import load_score_table, mallows_profile
+from benchsel.solvers import solve
+from benchsel.solvers.errors import InvalidInputError
 
 from ._data import default_data_dir
 
@@ -263,7 +263,7 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.positional", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.positional", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 tables, g in {2, 3}, eps = 0.2, synthetic 60 x 30")
     ap.add_argument("--time-limit", type=float, default=10.0, help="seconds per real-table exact solve")
     ap.add_argument("--synthetic-time-limit", type=float, default=120.0)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from solvers.errors import InvalidInputError
+from benchsel.solvers.errors import InvalidInputError
 
 __all__ = ["InstanceSpec", "Suite", "SUITES", "available_suites", "suite", "quick_part", "get_suite",
            "suite_instances",
@@ -76,7 +76,7 @@ PREFERRED_EXACT = "highs"
 
 def default_methods(f: Any) -> tuple[str, ...]:
     """``"highs"`` when it accepts ``f`` (else every exact method that does), then every heuristic that does."""
-    from solvers.registry import available_methods
+    from benchsel.solvers.registry import available_methods
 
     exact = available_methods(f, "exact")
     exact = [PREFERRED_EXACT] if PREFERRED_EXACT in exact else exact
@@ -247,7 +247,7 @@ def anchor_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> di
 
     Parameters
     ----------
-    f : formulations.KMedoids
+    f : benchsel.formulations.KMedoids
     selection : ndarray of int, shape (k,)
     targets : ndarray, shape (G, N)
         Target models' responses on all items.
@@ -279,7 +279,7 @@ def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> 
 
     Parameters
     ----------
-    f : formulations.RankingRiskReconstruction
+    f : benchsel.formulations.RankingRiskReconstruction
     selection : ndarray of int, shape (B,)
     targets : ndarray, shape (G, N, K)
         Target models' responses, oriented as ``f.X``.
@@ -290,21 +290,21 @@ def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> 
         ``mean_nmae``, ``worst_nmae``, ``mean_sp``, ``worst_sp``, ``mean_tau``,
         ``worst_tau`` (mean and worst metric).
     """
-    from formulations.holocosm import fidelity
+    from benchsel.formulations.holocosm import fidelity
 
     est = f.estimate(selection, targets[:, selection, :])
     return fidelity(est, targets.mean(axis=1)).summary()
 
 
 def _anchor_instance(Y_sources: np.ndarray, k: int) -> Any:
-    from formulations.kmedoids import KMedoids
+    from benchsel.formulations.kmedoids import KMedoids
 
     return KMedoids.from_features(Y_sources.T, k, metric="correlation")
 
 
-@quick_part("formulations.kmedoids")
+@quick_part("benchsel.formulations.kmedoids")
 def _quick_kmedoids(seed: int) -> list[InstanceSpec]:
-    from instances.synthetic import make_kmedoids
+    from benchsel.instances.synthetic import make_kmedoids
 
     methods = ("highs", "fasterpam", "alternate", "build", "random")
     out = [
@@ -324,14 +324,13 @@ def _quick_kmedoids(seed: int) -> list[InstanceSpec]:
 
 
 def _scores_instance(cls_name: str, table: Any, **kw: Any) -> Any:
-    import formulations
-
+    from benchsel import formulations
     return getattr(formulations, cls_name).from_scores(table, **kw)
 
 
-@quick_part("formulations.positional")
+@quick_part("benchsel.formulations.positional")
 def _quick_positional(seed: int) -> list[InstanceSpec]:
-    from instances.scores import mallows_profile
+    from benchsel.instances.scores import mallows_profile
 
     T = mallows_profile(40, 8, phi=0.8, seed=seed)  # 8 models ranked by 40 metrics
     return [
@@ -344,14 +343,14 @@ def _quick_positional(seed: int) -> list[InstanceSpec]:
 
 
 def _holocosm_instance(X: np.ndarray, retention: float, seed: int) -> Any:
-    from formulations.holocosm import RankingRiskReconstruction
+    from benchsel.formulations.holocosm import RankingRiskReconstruction
 
     return RankingRiskReconstruction(X, retention=retention, seed=seed)
 
 
-@quick_part("formulations.holocosm")
+@quick_part("benchsel.formulations.holocosm")
 def _quick_holocosm(seed: int) -> list[InstanceSpec]:
-    from instances.responses import make_multimetric, paper_split
+    from benchsel.instances.responses import make_multimetric, paper_split
 
     R = make_multimetric(12, 30, 3, seed=seed)  # 12 models, 30 items, 3 metrics
     src, tgt = paper_split(R, 6).take(R.oriented())  # the paper's 6 evenly spaced sources
@@ -361,12 +360,12 @@ def _quick_holocosm(seed: int) -> list[InstanceSpec]:
 
 
 def _bayes_instance(R: np.ndarray, **kw: Any) -> Any:
-    from formulations.bayes import BatchInformationGain
+    from benchsel.formulations.bayes import BatchInformationGain
 
     return BatchInformationGain(R, **kw)
 
 
-@quick_part("formulations.bayes")
+@quick_part("benchsel.formulations.bayes")
 def _quick_bayes(seed: int) -> list[InstanceSpec]:
     rng = np.random.default_rng(seed + 5)
     Rb = rng.integers(0, 2, size=(4, 40)).astype(float)  # 4 reference models, binary scores: 16 buckets
@@ -379,15 +378,15 @@ def _quick_bayes(seed: int) -> list[InstanceSpec]:
 
 # ------------------------------------------------------------- orlib-pmed
 def _orlib_optima(data_dir: Path) -> dict[str, float]:
-    from instances.orlib import load_pmed_optima
+    from benchsel.instances.orlib import load_pmed_optima
 
     return load_pmed_optima(Path(data_dir) / "orlib" / "pmed" / "pmedopt.txt")
 
 
 @suite("orlib-pmed", "OR-Library p-median pmed1..pmed40 (known optima) from <data-dir>/orlib/pmed", time_limit=60.0,
-       needs_data=("orlib/pmed/pmedopt.txt",), module="formulations.kmedoids")
+       needs_data=("orlib/pmed/pmedopt.txt",), module="benchsel.formulations.kmedoids")
 def _orlib_pmed(data_dir: Path | None) -> list[InstanceSpec]:
-    from instances.orlib import load_pmed
+    from benchsel.instances.orlib import load_pmed
 
     folder = Path(data_dir) / "orlib" / "pmed"  # type: ignore[arg-type]
     optima = _orlib_optima(Path(data_dir))  # type: ignore[arg-type]
@@ -410,14 +409,14 @@ POSITIONAL_TABLES = (("helm-accuracy", "helm/accuracy.tsv"), ("helm-fairness", "
 
 
 def _score_table_instance(path: Path, cls_name: str, **kw: Any) -> Any:
-    from instances.scores import load_score_table
+    from benchsel.instances.scores import load_score_table
 
     return _scores_instance(cls_name, load_score_table(path), missing="last", **kw)
 
 
 @suite("positional", "metric subsets of real leaderboards (HELM Classic families, HELM Lite, BIG-bench) from "
        "<data-dir>/positional: g = 2 representation, eps = 0.2 proportionality, best 5 metrics",
-       time_limit=60.0, needs_data=("positional/helm/accuracy.tsv",), module="formulations.positional")
+       time_limit=60.0, needs_data=("positional/helm/accuracy.tsv",), module="benchsel.formulations.positional")
 def _positional(data_dir: Path | None) -> list[InstanceSpec]:
     out = []
     for name, rel in POSITIONAL_TABLES:
@@ -443,9 +442,9 @@ HOLOCOSM_SETS = (("ted-ende", "wmt_mqm/ted_ende_multimetric.npz", 6),
 
 @suite("holocosm", "HoloCosm on the real multi-metric response sets (<data-dir>/responses: WMT TED MQM en-de and "
        "zh-en, UniEval Topical-Chat), the paper's source/target split, retention 10-50 %, fidelity on the targets",
-       time_limit=60.0, needs_data=("responses/wmt_mqm/ted_ende_multimetric.npz",), module="formulations.holocosm")
+       time_limit=60.0, needs_data=("responses/wmt_mqm/ted_ende_multimetric.npz",), module="benchsel.formulations.holocosm")
 def _holocosm(data_dir: Path | None) -> list[InstanceSpec]:
-    from instances.responses import load_responses, paper_split
+    from benchsel.instances.responses import load_responses, paper_split
 
     out = []
     for name, rel, n_src in HOLOCOSM_SETS:
@@ -471,8 +470,8 @@ BAYES_SETS = (("glue-rte", "benchmark_prediction/glue_rte.npz"),
 def _bayes_real_instance(path: Path, k: int, n_refs: int, n_coreset: int, seed: int) -> Any:
     """References: ``n_refs`` models evenly spaced by mean score; target: the median other model;
     coreset: ``n_coreset`` seeded random items observed on the target."""
-    from formulations.bayes import BatchInformationGain
-    from instances.responses import load_responses
+    from benchsel.formulations.bayes import BatchInformationGain
+    from benchsel.instances.responses import load_responses
 
     Y = load_responses(path).matrix(0)
     order = np.argsort(Y.mean(axis=1), kind="stable")
@@ -485,7 +484,7 @@ def _bayes_real_instance(path: Path, k: int, n_refs: int, n_coreset: int, seed: 
 
 @suite("bayes", "BayesAME batch information gain on real binary response sets (<data-dir>/responses: GLUE RTE, "
        "HELM Lite MMLU, ProEval GQA, OpenCompass 11-bench): 6 reference models, 10 observed items, batch k = 4",
-       time_limit=60.0, needs_data=("responses/benchmark_prediction/glue_rte.npz",), module="formulations.bayes")
+       time_limit=60.0, needs_data=("responses/benchmark_prediction/glue_rte.npz",), module="benchsel.formulations.bayes")
 def _bayes(data_dir: Path | None) -> list[InstanceSpec]:
     out = []
     for name, rel in BAYES_SETS:

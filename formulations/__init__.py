@@ -10,12 +10,12 @@ from typing import Any
 from .base import Check, Formulation
 
 _LAZY = {
-    "KMedoids": "formulations.kmedoids",
-    "dissimilarity": "formulations.kmedoids",
-    "PositionalRepresentation": "formulations.positional",
-    "PositionalProportionality": "formulations.positional",
-    "RankingRiskReconstruction": "formulations.holocosm",
-    "BatchInformationGain": "formulations.bayes",
+    "KMedoids": "benchsel.formulations.kmedoids",
+    "dissimilarity": "benchsel.formulations.kmedoids",
+    "PositionalRepresentation": "benchsel.formulations.positional",
+    "PositionalProportionality": "benchsel.formulations.positional",
+    "RankingRiskReconstruction": "benchsel.formulations.holocosm",
+    "BatchInformationGain": "benchsel.formulations.bayes",
 }
 
 __all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]
@@ -34,7 +34,7 @@ def formulation_classes() -> list[type]:
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'formulations' has no attribute {name!r}")
+    raise AttributeError(f"module 'benchsel.formulations' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

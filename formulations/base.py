@@ -4,8 +4,8 @@ A formulation holds validated data and can
 
 * ``evaluate(selection)`` — the objective in floating point;
 * ``check(selection)`` — feasibility with readable reasons;
-* ``linear_model(**options)`` — state itself as a :class:`~solvers.model.LinearModel`
-  (or raise :class:`~solvers.errors.NotLinearError` with the reason);
+* ``linear_model(**options)`` — state itself as a :class:`~benchsel.solvers.model.LinearModel`
+  (or raise :class:`~benchsel.solvers.errors.NotLinearError` with the reason);
 * ``random_selection(rng)`` — a random feasible-shaped selection;
 * ``enumerate_selections()`` — every candidate selection (for brute force on tiny cases);
 * ``to_mps(path)`` / ``to_pyomo()`` — export the linear statement;
@@ -20,9 +20,9 @@ from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
-from solvers.errors import InvalidInputError, NotLinearError
-from solvers.model import LinearModel
-from solvers.validation import check_choice, check_selection
+from benchsel.solvers.errors import InvalidInputError, NotLinearError
+from benchsel.solvers.model import LinearModel
+from benchsel.solvers.validation import check_choice, check_selection
 
 __all__ = ["Formulation", "Check"]
 
@@ -161,14 +161,14 @@ class Formulation(abc.ABC):
         -------
         (mps_path, json_path)
         """
-        from solvers.mps import write_mps
+        from benchsel.solvers.mps import write_mps
 
         model = self.linear_model(**self.check_model_options(options))
         return write_mps(model, path, formulation=self)
 
     def to_pyomo(self, **options: Any) -> Any:
         """A Pyomo ``ConcreteModel`` of the linear statement (add side constraints, then solve)."""
-        from solvers.pyomo_backend import to_pyomo
+        from benchsel.solvers.pyomo_backend import to_pyomo
 
         return to_pyomo(self.linear_model(**self.check_model_options(options)))
 

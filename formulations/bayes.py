@@ -32,8 +32,8 @@ from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.linalg.lapack import dpotri
 from scipy.optimize import minimize
 
-from solvers.errors import InvalidInputError
-from solvers.validation import as_array, check_choice, check_float, check_int, check_selection
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_selection
 
 from .base import Check, Formulation
 

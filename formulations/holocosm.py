@@ -15,7 +15,7 @@ and a pair's shortfall do not depend on the pool, so the per-pool terms of the
 leave-one-source-out average are merged into one weight per (model, metric)
 and one weight per (ordered model pair, metric). A candidate is then scored in
 ``O(M*K + pairs)`` from its per-(model, metric) sums, which is what the
-exchange search (:mod:`heuristics.holocosm`) relies on.
+exchange search (:mod:`benchsel.heuristics.holocosm`) relies on.
 
 Besides the formulation, this module has the estimator and the fidelity
 measures of the paper's protocol: :meth:`RankingRiskReconstruction.estimate`
@@ -33,9 +33,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from solvers.errors import InvalidInputError
-from solvers.model import LinearModel, ModelBuilder
-from solvers.validation import as_array, check_choice, check_float, check_int, check_rng
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.model import LinearModel, ModelBuilder
+from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_rng
 
 from .base import Check, Formulation
 

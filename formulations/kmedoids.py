@@ -14,9 +14,9 @@ from typing import Any, Iterator
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from solvers.errors import InvalidInputError
-from solvers.model import LinearModel, ModelBuilder, RowBlock
-from solvers.validation import as_array, check_choice, check_int
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.model import LinearModel, ModelBuilder, RowBlock
+from benchsel.solvers.validation import as_array, check_choice, check_int
 
 from .base import Check, Formulation
 

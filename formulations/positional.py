@@ -40,9 +40,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from solvers.errors import InvalidInputError
-from solvers.model import LinearModel, ModelBuilder
-from solvers.validation import check_choice, check_float, check_int
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.model import LinearModel, ModelBuilder
+from benchsel.solvers.validation import check_choice, check_float, check_int
 
 from .base import Check, Formulation
 
@@ -188,7 +188,7 @@ def rank_table(table: Any, *, higher_is_better: Any = None, ties: str = "min", m
         Scores; NaN, None or ``'-'`` mark a missing score.
     higher_is_better : bool, sequence of n bools, or mapping column -> bool, optional
         Orientation. Default: the table's ``attrs["lower_is_better"]`` (set by
-        :func:`instances.load_score_table`) when present, else higher is better
+        :func:`benchsel.instances.load_score_table`) when present, else higher is better
         for every column.
     ties : {"min", "max", "ordinal"}
         ``"min"``: competition ranking (1, 2, 2, 4); ``"max"``: (1, 3, 3, 4);
@@ -212,7 +212,7 @@ def rank_table(table: Any, *, higher_is_better: Any = None, ties: str = "min", m
         cols = [mets[j] for j in np.flatnonzero(empty)]
         raise InvalidInputError(
             f"table: {len(cols)} metric column(s) with no score at all: {cols[:5]}{' ...' if len(cols) > 5 else ''} "
-            f"(drop them; instances.load_score_table does so by default)"
+            f"(drop them; benchsel.instances.load_score_table does so by default)"
         )
     n_missing = int(miss.sum())
     dropped: tuple[str, ...] = ()

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from solvers.result import MethodOutput, Termination
+from benchsel.solvers.result import MethodOutput, Termination
 
 __all__ = ["Clock", "progress", "output"]
 

@@ -1,4 +1,4 @@
-"""Methods for :class:`formulations.BatchInformationGain` (BayesAME's batch problem).
+"""Methods for :class:`benchsel.formulations.BatchInformationGain` (BayesAME's batch problem).
 
 * ``"exhaustive"`` (exact): enumerates item sets of ``U`` (tiny cases) or, when
   that is smaller, bucket-count vectors (items of one bucket are exchangeable:
@@ -11,7 +11,7 @@
   (``O(k^2)`` per neighbour), resampled in proportion to fitness ``beta(A)``.
 * ``"greedy"``: adds the item with the largest increase of ``beta`` ``k`` times.
 
-The search space is the bucket space of :class:`formulations.bayes.BatchData`:
+The search space is the bucket space of :class:`benchsel.formulations.bayes.BatchData`:
 a batch is a multiset of (compact) bucket ids, each bucket used at most as
 often as it has unevaluated items; it is mapped back to item indices at the end.
 """
@@ -23,12 +23,12 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from formulations.bayes import BatchData, BatchInformationGain
-from solvers.api import take_options
-from solvers.errors import InvalidInputError
-from solvers.registry import register_method
-from solvers.result import MethodOutput, Termination
-from solvers.validation import check_float, check_int, check_rng
+from benchsel.formulations.bayes import BatchData, BatchInformationGain
+from benchsel.solvers.api import take_options
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.registry import register_method
+from benchsel.solvers.result import MethodOutput, Termination
+from benchsel.solvers.validation import check_float, check_int, check_rng
 
 from ._common import Clock, output, progress
 

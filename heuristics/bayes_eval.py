@@ -32,9 +32,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from formulations.bayes import Z975, BatchData, BayesModel, SequentialPosterior, bucketize
-from solvers.errors import InvalidInputError
-from solvers.validation import as_array, check_choice, check_float, check_int, check_rng
+from benchsel.formulations.bayes import Z975, BatchData, BayesModel, SequentialPosterior, bucketize
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_rng
 
 from ._common import progress
 from .bayes import exhaustive_search, greedy_search, smc_search
@@ -204,7 +204,7 @@ def bayesame_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005
     batch_method : {"smc", "greedy", "exhaustive"}
         Batch search used when ``batch_size > 1`` (active selection only).
     batch_options : dict, optional
-        Options for :func:`heuristics.bayes.smc_search`.
+        Options for :func:`benchsel.heuristics.bayes.smc_search`.
     max_items : int, optional
         Stop after this many evaluated items (default N).
     stop : bool

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from solvers.api import take_options
-from solvers.registry import register_method
-from solvers.result import Termination
-from solvers.validation import check_int, check_rng
+from benchsel.solvers.api import take_options
+from benchsel.solvers.registry import register_method
+from benchsel.solvers.result import Termination
+from benchsel.solvers.validation import check_int, check_rng
 
 from ._common import Clock, output
 

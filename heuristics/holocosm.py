@@ -1,4 +1,4 @@
-"""Heuristics and baselines for :class:`formulations.RankingRiskReconstruction` (HoloCosm).
+"""Heuristics and baselines for :class:`benchsel.formulations.RankingRiskReconstruction` (HoloCosm).
 
 ``"swap"`` is SPEC F1's feasibility-first exchange search: candidates are
 ordered by the key ``(0, R_mean)`` when feasible (``R_rank <= eps + 1e-9``)
@@ -8,7 +8,7 @@ samples up to ``proposals`` (64) distinct swaps ``(i in S, j not in S)``,
 takes the best and accepts it only if its key is strictly smaller; it stops
 when a round brings no improvement or after ``max_swaps`` (80) accepted swaps.
 A swap changes the source sums by ``X[:, j, :] - X[:, i, :]``, so a proposal
-is scored in ``O(M*K + pairs)`` (see :class:`formulations.holocosm.RiskTerms`).
+is scored in ``O(M*K + pairs)`` (see :class:`benchsel.formulations.holocosm.RiskTerms`).
 
 Baselines, in the same terms (a formulation built on the source tensor, its
 budget ``B`` and a seed; each returns a :class:`BaselineSelection` whose
@@ -34,13 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from formulations.holocosm import FEAS_TOL, RankingRiskReconstruction, weighted_estimate
-from formulations.kmedoids import KMedoids
-from solvers.api import take_options
-from solvers.errors import InvalidInputError
-from solvers.registry import register_method
-from solvers.result import Termination
-from solvers.validation import as_array, check_int, check_rng
+from benchsel.formulations.holocosm import FEAS_TOL, RankingRiskReconstruction, weighted_estimate
+from benchsel.formulations.kmedoids import KMedoids
+from benchsel.solvers.api import take_options
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.registry import register_method
+from benchsel.solvers.result import Termination
+from benchsel.solvers.validation import as_array, check_int, check_rng
 
 from ._common import Clock, output, progress
 

@@ -1,4 +1,4 @@
-"""Heuristics for :class:`formulations.KMedoids`: FasterPAM, greedy BUILD, alternating.
+"""Heuristics for :class:`benchsel.formulations.KMedoids`: FasterPAM, greedy BUILD, alternating.
 
 ``"fasterpam"`` calls the ``kmedoids`` package (Rust) when weights are unit and
 every item is a candidate; otherwise it runs :func:`fasterpam`, the same
@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from formulations.kmedoids import KMedoids
-from solvers.api import take_options
-from solvers.errors import InvalidInputError
-from solvers.registry import register_method
-from solvers.result import Termination
-from solvers.validation import check_choice, check_int, check_rng
+from benchsel.formulations.kmedoids import KMedoids
+from benchsel.solvers.api import take_options
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.registry import register_method
+from benchsel.solvers.result import Termination
+from benchsel.solvers.validation import check_choice, check_int, check_rng
 
 from ._common import Clock, output, progress
 

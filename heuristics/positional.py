@@ -1,14 +1,14 @@
 """Heuristics for positional representation and proportionality (SPEC F2, F3).
 
 * ``"greedy-color"`` — the paper's colouring algorithm for
-  :class:`~formulations.PositionalRepresentation`: per (group,) alternative,
+  :class:`~benchsel.formulations.PositionalRepresentation`: per (group,) alternative,
   the metrics ordered by position (ties by metric index) are cut into blocks of
   ``g``; each full block is a colour; repeatedly pick the metric carrying the
   most uncovered colours (ties: lowest index). ``cleanup=True`` then drops picked
   metrics (last picked first) whose removal keeps the subset g-representative.
 * ``"greedy-multicover"`` — plain greedy multicover on the presolved covering rows: pick the
   metric in the most unsatisfied rows (ties: lowest index); optional clean-up.
-* ``"sample"`` — minimum-size :class:`~formulations.PositionalProportionality`:
+* ``"sample"`` — minimum-size :class:`~benchsel.formulations.PositionalProportionality`:
   draw ``min(n, ceil(ln(2m)/eps^2))`` metrics uniformly (the upper-bound
   construction), repair (add the metric that most reduces the total excess
   deviation) until eps-proportional, then local search: drop a metric while
@@ -29,12 +29,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from formulations.positional import PositionalProportionality, PositionalRepresentation
-from solvers.api import take_options
-from solvers.errors import InvalidInputError
-from solvers.registry import register_method
-from solvers.result import Termination
-from solvers.validation import check_choice, check_int, check_rng
+from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+from benchsel.solvers.api import take_options
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.registry import register_method
+from benchsel.solvers.result import Termination
+from benchsel.solvers.validation import check_choice, check_int, check_rng
 
 from ._common import Clock, output, progress
 

@@ -9,27 +9,27 @@ from typing import Any
 
 _LAZY = {
     # OR-Library p-median
-    "load_pmed": "instances.orlib",
-    "load_pmed_optima": "instances.orlib",
-    "read_pmed_graph": "instances.orlib",
+    "load_pmed": "benchsel.instances.orlib",
+    "load_pmed_optima": "benchsel.instances.orlib",
+    "read_pmed_graph": "benchsel.instances.orlib",
     # seeded generators
-    "make_kmedoids": "instances.synthetic",
+    "make_kmedoids": "benchsel.instances.synthetic",
     # positional (score tables, rankings)
-    "load_score_table": "instances.scores",
-    "mallows_profile": "instances.scores",
-    "swap_pairs_profile": "instances.scores",
-    "score_directions": "instances.scores",
+    "load_score_table": "benchsel.instances.scores",
+    "mallows_profile": "benchsel.instances.scores",
+    "swap_pairs_profile": "benchsel.instances.scores",
+    "score_directions": "benchsel.instances.scores",
     # response tensors
-    "load_responses": "instances.responses",
-    "make_multimetric": "instances.responses",
-    "paper_split": "instances.responses",
-    "Responses": "instances.responses",
+    "load_responses": "benchsel.instances.responses",
+    "make_multimetric": "benchsel.instances.responses",
+    "paper_split": "benchsel.instances.responses",
+    "Responses": "benchsel.instances.responses",
     # model splits for BayesAME
-    "interpolation_split": "instances.splits",
-    "extrapolation_split": "instances.splits",
+    "interpolation_split": "benchsel.instances.splits",
+    "extrapolation_split": "benchsel.instances.splits",
     # instance files
-    "save_instance": "instances.files",
-    "load_instance": "instances.files",
+    "save_instance": "benchsel.instances.files",
+    "load_instance": "benchsel.instances.files",
 }
 
 __all__ = sorted(_LAZY)
@@ -38,7 +38,7 @@ __all__ = sorted(_LAZY)
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'instances' has no attribute {name!r}")
+    raise AttributeError(f"module 'benchsel.instances' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

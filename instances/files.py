@@ -13,9 +13,9 @@ so that ``type(f)(**f.get_params())`` is rebuilt exactly. It is read with
 ``allow_pickle=False``: loading a file never unpickles code.
 
 :func:`load_instance` also reads OR-Library p-median ``.txt`` files (as a
-:class:`~formulations.KMedoids`) and benchsel ``.mps`` exports (as an
+:class:`~benchsel.formulations.KMedoids`) and benchsel ``.mps`` exports (as an
 :class:`MpsInstance`, solved by ``"highs"`` reading the MPS; see
-:func:`solvers.mps.solve_mps`).
+:func:`benchsel.solvers.mps.solve_mps`).
 """
 from __future__ import annotations
 
@@ -30,13 +30,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from solvers.errors import InvalidInputError
+from benchsel.solvers.errors import InvalidInputError
 
 __all__ = ["save_instance", "load_instance", "MpsInstance", "formulation_class", "class_path", "fingerprint",
            "encode_params", "decode_params"]
 
 FORMAT = "benchsel-instance"
 VERSION = 1
+# Top-level package names of releases before the ``benchsel`` namespace: class
+# paths saved by them (``"formulations.kmedoids:KMedoids"``) still load.
+_PRE_NAMESPACE = frozenset({"formulations", "solvers", "heuristics", "instances", "benchmarks"})
 
 
 def class_path(cls: type) -> str:
@@ -46,11 +49,13 @@ def class_path(cls: type) -> str:
 
 def formulation_class(path: str) -> type:
     """The formulation class named by ``"module:ClassName"`` (a subclass of ``Formulation``)."""
-    from formulations.base import Formulation
+    from benchsel.formulations.base import Formulation
 
     if not isinstance(path, str) or ":" not in path:
         raise InvalidInputError(f"class: expected 'module:ClassName', got {path!r}")
     mod, _, name = path.partition(":")
+    if mod.split(".")[0] in _PRE_NAMESPACE:  # files saved before the ``benchsel`` namespace
+        mod = f"benchsel.{mod}"
     try:
         obj: Any = importlib.import_module(mod)
         for part in name.split("."):
@@ -164,7 +169,7 @@ def save_instance(f: Any, path: str | Path) -> Path:
 
     Parameters
     ----------
-    f : formulations.base.Formulation
+    f : benchsel.formulations.base.Formulation
     path : str or Path
         Output file (``.npz`` is appended when missing); parent folders are created.
 
@@ -173,7 +178,7 @@ def save_instance(f: Any, path: str | Path) -> Path:
     Path
         The file written.
     """
-    from formulations.base import Formulation
+    from benchsel.formulations.base import Formulation
 
     if not isinstance(f, Formulation):
         raise InvalidInputError(f"f: expected a benchsel Formulation, got {type(f).__name__}")
@@ -202,7 +207,7 @@ class MpsInstance:
     path : Path
         The ``.mps`` file.
     name_map : dict
-        The ``.mps.json`` side file (see :mod:`solvers.mps`).
+        The ``.mps.json`` side file (see :mod:`benchsel.solvers.mps`).
     formulation : Formulation or None
         The instance itself, when its ``.npz`` instance file lies beside the
         MPS (``benchsel export-mps`` writes one); used to re-check a solution.
@@ -232,7 +237,7 @@ def _load_npz(path: Path) -> Any:
     with z:
         keys = set(z.files)
         if "__format__" not in keys:
-            hint = " (it looks like a response file: read it with instances.load_responses)" if "Y" in keys else ""
+            hint = " (it looks like a response file: read it with benchsel.instances.load_responses)" if "Y" in keys else ""
             raise InvalidInputError(f"path: {str(path)!r} is not a benchsel instance file{hint}")
         try:
             fmt = str(z["__format__"])
@@ -279,7 +284,7 @@ def load_instance(path: str | Path) -> Any:
 
         return load_pmed(path)
     if suffix == ".mps":
-        from solvers.mps import read_name_map
+        from benchsel.solvers.mps import read_name_map
 
         info = read_name_map(path)
         side = path.with_suffix(".npz")

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import floyd_warshall
 
-from solvers.errors import InvalidInputError
+from benchsel.solvers.errors import InvalidInputError
 
 __all__ = ["load_pmed", "read_pmed_graph", "load_pmed_optima"]
 
@@ -78,7 +78,7 @@ def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
 
 
 def load_pmed(path: str | Path, *, k: int | None = None) -> Any:
-    """Load an OR-Library ``pmed`` instance as a :class:`formulations.KMedoids`.
+    """Load an OR-Library ``pmed`` instance as a :class:`benchsel.formulations.KMedoids`.
 
     Parameters
     ----------
@@ -87,7 +87,7 @@ def load_pmed(path: str | Path, *, k: int | None = None) -> Any:
     k : int, optional
         Number of medoids; defaults to ``p`` from the file.
     """
-    from formulations.kmedoids import KMedoids
+    from benchsel.formulations.kmedoids import KMedoids
 
     D, p = read_pmed_graph(path)
     return KMedoids(D, p if k is None else k)

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from solvers.errors import InvalidInputError
+from benchsel.solvers.errors import InvalidInputError
 
 __all__ = ["Responses", "load_responses", "LOWER_IS_BETTER_FILES"]
 
@@ -171,7 +171,7 @@ def make_multimetric(n_models: int = 20, n_items: int = 1000, n_metrics: int = 4
     Responses
         ``Y`` of shape (M, N, K), float.
     """
-    from solvers.validation import check_choice, check_float, check_int, check_rng
+    from benchsel.solvers.validation import check_choice, check_float, check_int, check_rng
 
     M = check_int(n_models, "n_models", low=2)
     N = check_int(n_items, "n_items", low=2)
@@ -271,7 +271,7 @@ def paper_split(data: Any, n_sources: int = 6, *, lower_is_better: Any = None) -
     -------
     SourceTargetSplit
     """
-    from solvers.validation import as_array, check_int
+    from benchsel.solvers.validation import as_array, check_int
 
     if isinstance(data, Responses):
         if lower_is_better is not None:

@@ -6,7 +6,7 @@ whose index holds the alternatives' names. The direction of every metric is
 kept with the table in ``df.attrs["lower_is_better"]`` (a list of the column
 names that are lower-is-better; every other column is higher-is-better), and
 :func:`score_directions` turns it into one flag per column.
-:meth:`formulations.PositionalRepresentation.from_scores` reads that attribute
+:meth:`benchsel.formulations.PositionalRepresentation.from_scores` reads that attribute
 when it is not given ``higher_is_better``.
 
 * :func:`load_score_table` reads the leaderboard files of
@@ -25,8 +25,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from solvers.errors import InvalidInputError
-from solvers.validation import check_float, check_int, check_rng
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.validation import check_float, check_int, check_rng
 
 __all__ = [
     "load_score_table",

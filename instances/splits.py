@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from solvers.errors import InvalidInputError
-from solvers.validation import as_array, check_float, check_int, check_rng
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.validation import as_array, check_float, check_int, check_rng
 
 __all__ = ["Split", "interpolation_split", "extrapolation_split"]
 

@@ -5,14 +5,14 @@ from typing import Any
 
 import numpy as np
 
-from solvers.validation import check_choice, check_int, check_rng
+from benchsel.solvers.validation import check_choice, check_int, check_rng
 
 __all__ = ["make_kmedoids"]
 
 
 def make_kmedoids(n: int = 60, k: int = 5, *, dim: int = 2, n_clusters: int | None = None, metric: str = "euclidean",
                   weighted: bool = False, seed: Any = 0) -> Any:
-    """A :class:`formulations.KMedoids` on points drawn around ``n_clusters`` Gaussian centres.
+    """A :class:`benchsel.formulations.KMedoids` on points drawn around ``n_clusters`` Gaussian centres.
 
     Parameters
     ----------
@@ -29,7 +29,7 @@ def make_kmedoids(n: int = 60, k: int = 5, *, dim: int = 2, n_clusters: int | No
         Draw item weights uniformly from [0.5, 2].
     seed : int or Generator
     """
-    from formulations.kmedoids import KMedoids
+    from benchsel.formulations.kmedoids import KMedoids
 
     n = check_int(n, "n", low=2)
     dim = check_int(dim, "dim", low=1)

@@ -45,4 +45,4 @@ def __getattr__(name: str):
         from .mps import write_mps
 
         return write_mps
-    raise AttributeError(f"module 'solvers' has no attribute {name!r}")
+    raise AttributeError(f"module 'benchsel.solvers' has no attribute {name!r}")

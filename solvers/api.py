@@ -18,11 +18,11 @@ __all__ = ["solve", "check_solve_args", "take_options"]
 
 def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) -> tuple[float | None, int | None]:
     """Pure checks of :func:`solve`'s arguments; returns (time_limit, seed)."""
-    from formulations.base import Formulation
+    from benchsel.formulations.base import Formulation
 
     if not isinstance(formulation, Formulation):
         raise InvalidInputError(
-            f"formulation: expected a benchsel Formulation (e.g. formulations.KMedoids), got {type(formulation).__name__}"
+            f"formulation: expected a benchsel Formulation (e.g. benchsel.formulations.KMedoids), got {type(formulation).__name__}"
         )
     if not isinstance(method, str):
         raise InvalidInputError(f"method: expected a method name (str), got {type(method).__name__}")
@@ -49,12 +49,12 @@ def solve(formulation: Any, method: str, *, time_limit: float | None = None, see
 
     Parameters
     ----------
-    formulation : formulations.base.Formulation
+    formulation : benchsel.formulations.base.Formulation
         The problem, with its validated data.
     method : str
         A registered method name: exact backends (``"highs"``, ``"pyomo"``,
         ``"cpsat"``, ...) or heuristics (``"fasterpam"``, ``"random"``, ...);
-        see :func:`solvers.available_methods`.
+        see :func:`benchsel.solvers.available_methods`.
     time_limit : float, optional
         Wall-clock seconds for the whole call (model building included). On
         time-out the best selection found is returned with termination
@@ -64,7 +64,7 @@ def solve(formulation: Any, method: str, *, time_limit: float | None = None, see
     **options
         Method options (e.g. ``mip_rel_gap``, ``threads``, ``warm_start``,
         ``verbose``) and options of the formulation's linear statement
-        (e.g. ``model="radius"`` for :class:`~formulations.KMedoids`).
+        (e.g. ``model="radius"`` for :class:`~benchsel.formulations.KMedoids`).
 
     Returns
     -------

@@ -9,7 +9,7 @@ On tiny instances with brute-force optima:
 
 Formulation classes expose tiny instances through ``conformance_instances(seed)``.
 
->>> from solvers.conformance import check_method
+>>> from benchsel.solvers.conformance import check_method
 >>> problems = check_method(f, "highs")      # [] when the method conforms
 """
 from __future__ import annotations

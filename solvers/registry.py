@@ -26,14 +26,14 @@ Acceptor = Callable[[Any], "str | None"]
 
 # Modules that register built-in methods when imported.
 _BUILTIN_MODULES = (
-    "solvers.highs_backend",
-    "solvers.pyomo_backend",
-    "solvers.cpsat_backend",
-    "heuristics.generic",
-    "heuristics.kmedoids",
-    "heuristics.positional",
-    "heuristics.holocosm",
-    "heuristics.bayes",
+    "benchsel.solvers.highs_backend",
+    "benchsel.solvers.pyomo_backend",
+    "benchsel.solvers.cpsat_backend",
+    "benchsel.heuristics.generic",
+    "benchsel.heuristics.kmedoids",
+    "benchsel.heuristics.positional",
+    "benchsel.heuristics.holocosm",
+    "benchsel.heuristics.bayes",
 )
 
 _REGISTRY: dict[str, list["Method"]] = {}
@@ -95,7 +95,7 @@ def register_method(
     Parameters
     ----------
     name : str
-        Method name used in :func:`solvers.solve`.
+        Method name used in :func:`benchsel.solvers.solve`.
     kind : {"exact", "heuristic"}
     accepts : callable, type or tuple of types
         Formulation classes the method takes, or a predicate returning None

@@ -43,7 +43,7 @@ def mip_gap(objective: float | None, bound: float | None) -> float | None:
 
 @dataclass
 class MethodOutput:
-    """What a method's runner hands back to :func:`solvers.solve`.
+    """What a method's runner hands back to :func:`benchsel.solvers.solve`.
 
     Attributes
     ----------
@@ -68,7 +68,7 @@ class MethodOutput:
 
 @dataclass(frozen=True, eq=False)
 class Result:
-    """The outcome of :func:`solvers.solve`.
+    """The outcome of :func:`benchsel.solvers.solve`.
 
     Attributes
     ----------

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solvers import InvalidInputError, ModelBuilder, Termination
-from solvers.cpsat_backend import scale_model, solve_model_cpsat
-from solvers.highs_backend import solve_model_highs
-from solvers.pyomo_backend import selection_from_pyomo, solve_pyomo_model, to_pyomo
+from benchsel.solvers import InvalidInputError, ModelBuilder, Termination
+from benchsel.solvers.cpsat_backend import scale_model, solve_model_cpsat
+from benchsel.solvers.highs_backend import solve_model_highs
+from benchsel.solvers.pyomo_backend import selection_from_pyomo, solve_pyomo_model, to_pyomo
 
 
 def knapsack():

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations import BatchInformationGain
-from formulations.bayes import BatchData, BayesModel, SequentialPosterior, bucketize
-from heuristics.bayes import (
+from benchsel.formulations import BatchInformationGain
+from benchsel.formulations.bayes import BatchData, BayesModel, SequentialPosterior, bucketize
+from benchsel.heuristics.bayes import (
     SwapState,
     count_vectors,
     exhaustive_search,
@@ -23,8 +23,8 @@ from heuristics.bayes import (
     local_search,
     smc_search,
 )
-from solvers import InvalidInputError, MethodNotApplicableError, available_methods, solve
-from solvers.conformance import brute_force, check_method
+from benchsel.solvers import InvalidInputError, MethodNotApplicableError, available_methods, solve
+from benchsel.solvers.conformance import brute_force, check_method
 
 
 # ------------------------------------------------------------------ helpers

@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from formulations.bayes import BayesModel, bucketize
-from heuristics.bayes_eval import (
+from benchsel.formulations.bayes import BayesModel, bucketize
+from benchsel.heuristics.bayes_eval import (
     BayesianRidge,
     bayes_aipw_evaluate,
     bayesame_evaluate,
     rs_mean_evaluate,
     stopping_point,
 )
-from instances.responses import load_responses
-from instances.splits import extrapolation_split, interpolation_split
-from solvers import InvalidInputError
+from benchsel.instances.responses import load_responses
+from benchsel.instances.splits import extrapolation_split, interpolation_split
+from benchsel.solvers import InvalidInputError
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "responses"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/responses not present")
@@ -262,7 +262,7 @@ def test_real_continuous_extrapolation_with_tolerance():
 
 # ================================================================ benchmark
 def test_benchmark_pieces(tmp_path):
-    from benchmarks import bayes as bb
+    from benchsel.benchmarks import bayes as bb
 
     assert bb.ewi_rmse(np.full(100, 0.02)) == pytest.approx(100 * 100 * 0.02 / 2, rel=0.02)
     ex = bb.exact_part(3, quiet=True)
@@ -279,7 +279,7 @@ def test_benchmark_pieces(tmp_path):
 
 @needs_data
 def test_benchmark_rmse_part_writes_plot(tmp_path):
-    from benchmarks import bayes as bb
+    from benchsel.benchmarks import bayes as bb
 
     out = bb.rmse_part(["benchmark_prediction/glue_rte"], "interpolation", seeds=1, targets=1,
                        methods=("rs-mean", "bayesame-rs"), workers=1, out=tmp_path, quiet=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from formulations import formulation_classes
-from solvers import available_methods
-from solvers.conformance import brute_force, check_method
+from benchsel.formulations import formulation_classes
+from benchsel.solvers import available_methods
+from benchsel.solvers.conformance import brute_force, check_method
 
 
 CASES = []

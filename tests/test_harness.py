@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks import harness
-from formulations import formulation_classes
-from benchmarks.suites import InstanceSpec, suite_instances
-from instances.synthetic import make_kmedoids
-from solvers.errors import InvalidInputError, UnknownMethodError
+from benchsel.benchmarks import harness
+from benchsel.formulations import formulation_classes
+from benchsel.benchmarks.suites import InstanceSpec, suite_instances
+from benchsel.instances.synthetic import make_kmedoids
+from benchsel.solvers.errors import InvalidInputError, UnknownMethodError
 
 REQUIRED = ("formulation", "instance", "method", "seed", "objective", "bound", "gap", "seconds", "feasible",
             "termination")
@@ -29,13 +29,13 @@ def _specs(n=2):
 @pytest.fixture
 def plugin(tmp_path):
     """A .py plugin registering misbehaving methods; unregistered afterwards."""
-    from solvers import registry
+    from benchsel.solvers import registry
 
     p = tmp_path / "misbehaving_methods.py"
     p.write_text(textwrap.dedent("""
         import os, time
-        from formulations.kmedoids import KMedoids
-        from solvers.registry import register_method
+        from benchsel.formulations.kmedoids import KMedoids
+        from benchsel.solvers.registry import register_method
 
         @register_method("test_sleeper", kind="heuristic", accepts=KMedoids, replace=True)
         def sleeper(f, *, time_limit, seed, **options):

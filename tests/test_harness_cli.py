@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks._data import default_data_dir
-from benchmarks.cli import main
+from benchsel.benchmarks._data import default_data_dir
+from benchsel.benchmarks.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -144,7 +144,7 @@ REAL = [
 
 @pytest.mark.parametrize("suite,instance,methods", REAL, ids=[r[0] for r in REAL])
 def test_real_data_suites(suite, instance, methods, tmp_path, capsys):
-    from benchmarks.suites import available_suites, suite_instances
+    from benchsel.benchmarks.suites import available_suites, suite_instances
 
     if suite not in available_suites():
         pytest.skip(f"suite {suite} not in this build")

@@ -8,10 +8,10 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from benchmarks import harness  # noqa: E402
-from benchmarks.cli import main  # noqa: E402
-from benchmarks.suites import InstanceSpec  # noqa: E402
-from instances.synthetic import make_kmedoids  # noqa: E402
+from benchsel.benchmarks import harness  # noqa: E402
+from benchsel.benchmarks.cli import main  # noqa: E402
+from benchsel.benchmarks.suites import InstanceSpec  # noqa: E402
+from benchsel.instances.synthetic import make_kmedoids  # noqa: E402
 
 
 @pytest.fixture(scope="module")

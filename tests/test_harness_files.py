@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks._data import default_data_dir
-from formulations import formulation_classes
-from formulations.kmedoids import KMedoids
-from instances.files import MpsInstance, fingerprint, load_instance, save_instance
-from instances.synthetic import make_kmedoids
-from solvers import solve
-from solvers.errors import InvalidInputError
-from solvers.mps import solve_mps
+from benchsel.benchmarks._data import default_data_dir
+from benchsel.formulations import formulation_classes
+from benchsel.formulations.kmedoids import KMedoids
+from benchsel.instances.files import MpsInstance, fingerprint, load_instance, save_instance
+from benchsel.instances.synthetic import make_kmedoids
+from benchsel.solvers import solve
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.mps import solve_mps
 
 
 def _same(a, b):
@@ -110,3 +110,16 @@ def test_every_formulation_round_trips_through_an_instance_file(cls, tmp_path):
         assert type(g) is cls and fingerprint(g) == fingerprint(f)
         for sel in [f.random_selection(np.random.default_rng(s)) for s in range(3)]:
             assert g.evaluate(sel) == f.evaluate(sel) and g.is_feasible(sel) == f.is_feasible(sel)
+
+
+def test_instance_file_saved_before_the_namespace_still_loads(tmp_path):
+    f = make_kmedoids(12, 3, seed=4)
+    path = save_instance(f, tmp_path / "old")
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    assert str(arrays["__class__"]) == "benchsel.formulations.kmedoids:KMedoids"
+    arrays["__class__"] = np.array("formulations.kmedoids:KMedoids")  # the class path older releases wrote
+    old = tmp_path / "older.npz"
+    np.savez(old, **arrays)
+    g = load_instance(old)
+    _same(f, g)

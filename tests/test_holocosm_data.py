@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks._data import default_data_dir
-from formulations import KMedoids, RankingRiskReconstruction
-from formulations.holocosm import fidelity
-from heuristics.holocosm import (
+from benchsel.benchmarks._data import default_data_dir
+from benchsel.formulations import KMedoids, RankingRiskReconstruction
+from benchsel.formulations.holocosm import fidelity
+from benchsel.heuristics.holocosm import (
     BaselineSelection,
     anchorpoints,
     average_metric,
@@ -16,9 +16,9 @@ from heuristics.holocosm import (
     random_baseline,
     swap_unconstrained,
 )
-from instances.responses import load_responses, make_multimetric, paper_split
-from solvers import solve
-from solvers.errors import InvalidInputError
+from benchsel.instances.responses import load_responses, make_multimetric, paper_split
+from benchsel.solvers import solve
+from benchsel.solvers.errors import InvalidInputError
 
 DATA = default_data_dir()
 RESP = None if DATA is None else DATA / "responses"

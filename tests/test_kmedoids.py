@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations import KMedoids
-from formulations.base import Check, Formulation
-from instances import load_pmed, make_kmedoids, read_pmed_graph
-from solvers import (
+from benchsel.formulations import KMedoids
+from benchsel.formulations.base import Check, Formulation
+from benchsel.instances import load_pmed, make_kmedoids, read_pmed_graph
+from benchsel.solvers import (
     InvalidInputError,
     MethodNotApplicableError,
     SolverNotInstalledError,
@@ -19,7 +19,7 @@ from solvers import (
     available_methods,
     solve,
 )
-from solvers.conformance import brute_force
+from benchsel.solvers.conformance import brute_force
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PMED = DATA / "orlib" / "pmed"
@@ -272,7 +272,7 @@ def test_pmed_reader_bad_files(tmp_path, text, match):
 
 @needs_data
 def test_pmed1_and_pmed4_are_proven_optimal():
-    from instances import load_pmed_optima
+    from benchsel.instances import load_pmed_optima
 
     opt = load_pmed_optima(PMED / "pmedopt.txt")
     for name in ("pmed1", "pmed4"):

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from formulations import PositionalProportionality as PP
-from formulations import PositionalRepresentation as PR
-from formulations.positional import count_table, rank_table, scoring_vector
-from solvers import InvalidInputError, solve
-from solvers.conformance import brute_force
+from benchsel.formulations import PositionalProportionality as PP
+from benchsel.formulations import PositionalRepresentation as PR
+from benchsel.formulations.positional import count_table, rank_table, scoring_vector
+from benchsel.solvers import InvalidInputError, solve
+from benchsel.solvers.conformance import brute_force
 
 
 # ------------------------------------------------------------------ helpers

@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks._data import default_data_dir
-from formulations import PositionalProportionality as PP
-from formulations import PositionalRepresentation as PR
-from instances import load_score_table
-from instances.scores import score_directions
-from solvers import InvalidInputError, solve
+from benchsel.benchmarks._data import default_data_dir
+from benchsel.formulations import PositionalProportionality as PP
+from benchsel.formulations import PositionalRepresentation as PR
+from benchsel.instances import load_score_table
+from benchsel.instances.scores import score_directions
+from benchsel.solvers import InvalidInputError, solve
 
 DATA = default_data_dir()
 POS = None if DATA is None else DATA / "positional"

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from formulations import PositionalProportionality as PP
-from formulations import PositionalRepresentation as PR
-from heuristics.positional import greedy_colour
-from instances import mallows_profile, swap_pairs_profile
-from solvers import InvalidInputError, MethodNotApplicableError, solve
-from solvers.conformance import brute_force
+from benchsel.formulations import PositionalProportionality as PP
+from benchsel.formulations import PositionalRepresentation as PR
+from benchsel.heuristics.positional import greedy_colour
+from benchsel.instances import mallows_profile, swap_pairs_profile
+from benchsel.solvers import InvalidInputError, MethodNotApplicableError, solve
+from benchsel.solvers.conformance import brute_force
 
 
 @given(st.integers(0, 10**6), st.integers(2, 8), st.integers(1, 12), st.integers(1, 4), st.sampled_from(["min", "max", "ordinal"]))

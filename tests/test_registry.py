@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations import BatchInformationGain, KMedoids
-from instances import make_kmedoids
-from solvers import MethodNotApplicableError, available_methods, list_methods, registry, solve
-from solvers.result import MethodOutput, Termination
+from benchsel.formulations import BatchInformationGain, KMedoids
+from benchsel.instances import make_kmedoids
+from benchsel.solvers import MethodNotApplicableError, available_methods, list_methods, registry, solve
+from benchsel.solvers.result import MethodOutput, Termination
 
 
 def test_a_name_can_have_one_variant_per_formulation_family(monkeypatch):

@@ -1,0 +1,88 @@
+"""benchsel: mathematical-programming formulations for benchmark compression.
+
+The repository's top-level folders are the subpackages of this one
+(``benchsel.formulations``, ``benchsel.solvers``, ``benchsel.heuristics``,
+``benchsel.instances``, ``benchsel.benchmarks``). The public API is also
+reachable from here; names are imported lazily, so ``import benchsel`` is
+cheap::
+
+    from benchsel import KMedoids, solve
+    res = solve(KMedoids.from_features(X, k=10, metric="correlation"), "highs", time_limit=60)
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    # solving
+    "solve": "benchsel.solvers.api",
+    "available_methods": "benchsel.solvers.registry",
+    "list_methods": "benchsel.solvers.registry",
+    "get_method": "benchsel.solvers.registry",
+    "register_method": "benchsel.solvers.registry",
+    "Result": "benchsel.solvers.result",
+    "MethodOutput": "benchsel.solvers.result",
+    "Termination": "benchsel.solvers.result",
+    "LinearModel": "benchsel.solvers.model",
+    "ModelBuilder": "benchsel.solvers.model",
+    "write_mps": "benchsel.solvers.mps",
+    # errors
+    "BenchselError": "benchsel.solvers.errors",
+    "InvalidInputError": "benchsel.solvers.errors",
+    "UnknownMethodError": "benchsel.solvers.errors",
+    "MethodNotApplicableError": "benchsel.solvers.errors",
+    "SolverNotInstalledError": "benchsel.solvers.errors",
+    "NotLinearError": "benchsel.solvers.errors",
+    # formulations
+    "Formulation": "benchsel.formulations.base",
+    "KMedoids": "benchsel.formulations.kmedoids",
+    "PositionalRepresentation": "benchsel.formulations.positional",
+    "PositionalProportionality": "benchsel.formulations.positional",
+    "RankingRiskReconstruction": "benchsel.formulations.holocosm",
+    "BatchInformationGain": "benchsel.formulations.bayes",
+    # instances
+    "load_pmed": "benchsel.instances.orlib",
+    "load_score_table": "benchsel.instances.scores",
+    "load_responses": "benchsel.instances.responses",
+    "save_instance": "benchsel.instances.files",
+    "load_instance": "benchsel.instances.files",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+if TYPE_CHECKING:  # static analysers see the real names
+    from benchsel.formulations.base import Formulation
+    from benchsel.formulations.bayes import BatchInformationGain
+    from benchsel.formulations.holocosm import RankingRiskReconstruction
+    from benchsel.formulations.kmedoids import KMedoids
+    from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+    from benchsel.instances.files import load_instance, save_instance
+    from benchsel.instances.orlib import load_pmed
+    from benchsel.instances.responses import load_responses
+    from benchsel.instances.scores import load_score_table
+    from benchsel.solvers.api import solve
+    from benchsel.solvers.errors import (
+        BenchselError,
+        InvalidInputError,
+        MethodNotApplicableError,
+        NotLinearError,
+        SolverNotInstalledError,
+        UnknownMethodError,
+    )
+    from benchsel.solvers.model import LinearModel, ModelBuilder
+    from benchsel.solvers.mps import write_mps
+    from benchsel.solvers.registry import available_methods, get_method, list_methods, register_method
+    from benchsel.solvers.result import MethodOutput, Result, Termination
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'benchsel' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,58 @@
+"""One ``benchsel`` import namespace: short forms, subpackages, no import cycle at module level."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import benchsel
+
+SUBPACKAGES = ("formulations", "solvers", "heuristics", "instances", "benchmarks")
+
+
+def test_short_forms_are_the_subpackages_objects():
+    from benchsel.formulations.kmedoids import KMedoids
+    from benchsel.solvers.api import solve
+
+    assert benchsel.solve is solve
+    assert benchsel.KMedoids is KMedoids
+    for name in benchsel.__all__:
+        assert getattr(benchsel, name) is not None
+
+
+def test_unknown_attribute_is_named():
+    with pytest.raises(AttributeError, match="'benchsel' has no attribute 'nope'"):
+        benchsel.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("sub", SUBPACKAGES)
+def test_each_subpackage_imports_alone_in_a_fresh_interpreter(sub):
+    # a module-level import cycle shows up as an ImportError when one subpackage is imported first
+    code = (f"import importlib, pkgutil, benchsel.{sub} as p\n"
+            "for m in pkgutil.iter_modules(p.__path__):\n"
+            "    if m.name == '__main__': continue\n"
+            "    importlib.import_module(p.__name__ + '.' + m.name)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_import_benchsel_is_light():
+    code = "import sys, benchsel; print(' '.join(m for m in ('pyomo', 'ortools', 'highspy', 'pandas') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == ""
+
+
+def test_wheel_holds_only_the_benchsel_package(tmp_path):
+    import zipfile
+    from pathlib import Path
+
+    root = Path(benchsel.__file__).resolve().parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                    "-w", str(tmp_path), str(root)], check=True, timeout=300, capture_output=True)
+    (whl,) = tmp_path.glob("benchsel-*.whl")
+    names = zipfile.ZipFile(whl).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert tops == {"benchsel", whl.name.split("-py")[0] + ".dist-info"}
+    assert "benchsel/py.typed" in names
+    assert {f"benchsel/{s}/__init__.py" for s in SUBPACKAGES} <= set(names)
+    assert not any(n.startswith(("benchsel/tests/", "benchsel/docs/")) for n in names)
