@@ -586,7 +586,7 @@ class RankingRiskReconstruction(Formulation):
         u = b.add_vars("u", nm, lb=0.0, ub=u_ub, cost=1.0 / max(nm, 1))
         s = b.add_vars("s", ng, lb=0.0, ub=s_ub)
         tv = b.add_vars("t", ng, lb=0.0, ub=t_ub)
-        b.add_rows("card", rows=np.zeros(N, np.int64), cols=x, vals=1.0, lb=[B], ub=[B])
+        b.add_cardinality("card", x, B)
         if muhat == "aux":
             used = np.unique(np.concatenate([mi, ga, gb]))
             e = b.add_vars("e", used.size, lb=lo[used], ub=hi[used])

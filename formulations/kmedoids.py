@@ -329,7 +329,7 @@ class KMedoids(Formulation):
         y = b.add_vars("y", nC, lb=0, ub=1, integer=True)
         cost = self._w[I, None] * self._D[np.ix_(I, C)]
         x = b.add_vars("x", (nI, nC), lb=0, ub=1, implied_integer=True, cost=cost)
-        b.add_rows("card", rows=np.zeros(nC, np.int64), cols=y, vals=1.0, lb=[self.k], ub=[self.k])
+        b.add_cardinality("card", y, self.k)
         b.add_rows("assign", rows=np.repeat(np.arange(nI), nC), cols=x.ravel(), vals=1.0, lb=np.ones(nI), ub=np.ones(nI))
         r = np.arange(nI * nC)
         b.add_rows(
@@ -379,7 +379,7 @@ class KMedoids(Formulation):
         nz = int(n_keep.sum())
         z = b.add_vars("z", nz, lb=0, ub=1, implied_integer=True, cost=self._w[I][rows_i] * (nxt - cur))
         b.add_objective_constant(float(self._w[I] @ Ds[:, 0]))
-        b.add_rows("card", rows=np.zeros(nC, np.int64), cols=y, vals=1.0, lb=[self.k], ub=[self.k])
+        b.add_cardinality("card", y, self.k)
         # row index of (item, group): offset of item + group
         offs = np.concatenate([[0], np.cumsum(n_keep)[:-1]])
         g_of = grp[rows_i, pos]  # group of each kept step (0..n_keep-1 in order)
@@ -409,7 +409,7 @@ class KMedoids(Formulation):
         b = ModelBuilder("kmedoids_benders")
         y = b.add_vars("y", C.size, lb=0, ub=1, integer=True)
         theta = b.add_vars("theta", I.size, lb=Dc.min(axis=1), ub=Dc.max(axis=1), cost=self._w[I])
-        b.add_rows("card", rows=np.zeros(C.size, np.int64), cols=y, vals=1.0, lb=[self.k], ub=[self.k])
+        b.add_cardinality("card", y, self.k)
         lazy = _BendersCuts(Dc, y, theta, C, self.k)
         return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy,
                        integral_objective=self._integral_costs())

@@ -24,11 +24,11 @@ from typing import Any, Iterable
 import numpy as np
 
 from benchsel.formulations.bayes import BatchData, BatchInformationGain
-from benchsel.solvers.api import take_options
 from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.options import Option
 from benchsel.solvers.registry import register_method
 from benchsel.solvers.result import MethodOutput, Termination
-from benchsel.solvers.validation import check_float, check_int, check_rng
+from benchsel.solvers.validation import check_rng
 
 from ._common import Clock, output, progress
 
@@ -713,34 +713,36 @@ def exhaustive_search(data: BatchData, *, mode: str = "auto", max_candidates: in
     kind="exact",
     accepts=BatchInformationGain,
     description="exact enumeration of item sets or bucket-count vectors (BayesAME batch problem)",
-    options=("mode", "max_candidates", "verbose"),
+    options=(
+        Option("mode", "auto", "choice", choices=("auto", "items", "counts"),
+               doc="enumerate item sets or bucket-count vectors (auto: the smaller space)"),
+        Option("max_candidates", 5_000_000, "int", low=1, doc="refuse spaces larger than this"),
+        Option("verbose", False, "bool", doc="a summary line"),
+    ),
 )
-def run_exhaustive(f: BatchInformationGain, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"mode": "auto", "max_candidates": 5_000_000, "verbose": False}, "exhaustive")
-    if opts["mode"] not in ("auto", "items", "counts"):
-        raise InvalidInputError(f"mode: expected one of 'auto', 'items', 'counts', got {opts['mode']!r}")
-    maxc = check_int(opts["max_candidates"], "max_candidates", low=1)
+def run_exhaustive(f: BatchInformationGain, *, time_limit: float | None, seed: int | None, mode: str,
+                   max_candidates: int, verbose: bool):
     clock = Clock(time_limit)
-    b, v, info = exhaustive_search(f.data, mode=opts["mode"], max_candidates=maxc, clock=clock)
-    progress(opts["verbose"], f"exhaustive ({info['mode']}): {info['evaluated']}/{info['n_candidates']} evaluated, best {v:.6g}")
+    b, v, info = exhaustive_search(f.data, mode=mode, max_candidates=max_candidates, clock=clock)
+    progress(verbose, f"exhaustive ({info['mode']}): {info['evaluated']}/{info['n_candidates']} evaluated, best {v:.6g}")
     sel = f.data.to_items(b)
     term = Termination.OPTIMAL if info["complete"] else Termination.TIME_LIMIT
     return MethodOutput(selection=sel, termination=term, bound=v if info["complete"] else None,
                         build_seconds=0.0, solve_seconds=clock.elapsed, extra=info)
 
 
-_SMC_DEFAULTS = {
-    "n_particles": 24,
-    "n_generations": 30,
-    "patience": 6,
-    "starts": ("lars", "dpp", "kmeans"),
-    "n_mutations": None,
-    "max_swaps": None,
-    "dpp_exact_max": 400,
-    "dpp_mcmc_steps": None,
-    "temperature": None,
-    "verbose": False,
-}
+SMC_OPTIONS = (
+    Option("n_particles", 24, "int", low=1, doc="population size"),
+    Option("n_generations", 30, "int", low=1, doc="generations (cap)"),
+    Option("patience", 6, "int", low=1, doc="generations without improvement before stopping"),
+    Option("starts", ("lars", "dpp", "kmeans"), "any", doc="start generators: 'lars', 'dpp', 'kmeans' (or one)"),
+    Option("n_mutations", None, "int", low=0, doc="swap moves per particle and generation (default: k)"),
+    Option("max_swaps", None, "int", low=1, doc="cap on swap evaluations"),
+    Option("dpp_exact_max", 400, "int", low=0, doc="largest candidate set sampled by the exact k-DPP"),
+    Option("dpp_mcmc_steps", None, "int", low=1, doc="MCMC steps of the approximate k-DPP"),
+    Option("temperature", None, "float", low=0.0, low_open=True, doc="resampling temperature (default adaptive)"),
+    Option("verbose", False, "bool", doc="one progress line per generation"),
+)
 
 
 @register_method(
@@ -748,33 +750,24 @@ _SMC_DEFAULTS = {
     kind="heuristic",
     accepts=BatchInformationGain,
     description="SMC batch search: LARS / k-DPP / k-means starts, Woodbury single swaps, fitness resampling",
-    options=tuple(_SMC_DEFAULTS),
+    options=SMC_OPTIONS,
 )
-def run_smc(f: BatchInformationGain, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, _SMC_DEFAULTS, "smc")
-    n_particles = check_int(opts["n_particles"], "n_particles", low=1)
-    n_gen = check_int(opts["n_generations"], "n_generations", low=1)
-    patience = check_int(opts["patience"], "patience", low=1)
-    n_mut = None if opts["n_mutations"] is None else check_int(opts["n_mutations"], "n_mutations", low=0)
-    max_swaps = None if opts["max_swaps"] is None else check_int(opts["max_swaps"], "max_swaps", low=1)
-    dpp_max = check_int(opts["dpp_exact_max"], "dpp_exact_max", low=0)
-    mcmc = None if opts["dpp_mcmc_steps"] is None else check_int(opts["dpp_mcmc_steps"], "dpp_mcmc_steps", low=1)
-    temp = None if opts["temperature"] is None else check_float(opts["temperature"], "temperature", low=0.0,
-                                                                  low_open=True)
-    starts = (opts["starts"],) if isinstance(opts["starts"], str) else tuple(opts["starts"])
+def run_smc(f: BatchInformationGain, *, time_limit: float | None, seed: int | None, n_particles: int,
+            n_generations: int, patience: int, starts: Any, n_mutations: int | None, max_swaps: int | None,
+            dpp_exact_max: int, dpp_mcmc_steps: int | None, temperature: float | None, verbose: bool):
+    starts = (starts,) if isinstance(starts, str) else tuple(starts)
     rng = check_rng(seed)
     clock = Clock(time_limit)
-    b, v, info = smc_search(f.data, rng, n_particles=n_particles, n_generations=n_gen, patience=patience,
-                            starts=starts, n_mutations=n_mut, max_swaps=max_swaps, dpp_exact_max=dpp_max,
-                            dpp_mcmc_steps=mcmc, temperature=temp, clock=clock, verbose=opts["verbose"])
+    b, v, info = smc_search(f.data, rng, n_particles=n_particles, n_generations=n_generations, patience=patience,
+                            starts=starts, n_mutations=n_mutations, max_swaps=max_swaps, dpp_exact_max=dpp_exact_max,
+                            dpp_mcmc_steps=dpp_mcmc_steps, temperature=temperature, clock=clock, verbose=verbose)
     stopped = {"converged": Termination.CONVERGED, "iteration_limit": Termination.ITERATION_LIMIT,
                "time_limit": Termination.TIME_LIMIT}[info["stopped"]]
     return output(f.data.to_items(b), clock, stopped=stopped, generations=info["generations"], swaps=info["swaps"],
                   **{f"start_{k}": val for k, val in info["start_values"].items()})
 
 
-def run_greedy(f: BatchInformationGain, *, time_limit: float | None, seed: int | None, **options: Any):
-    take_options(options, {}, "greedy")
+def run_greedy(f: BatchInformationGain, *, time_limit: float | None, seed: int | None):
     clock = Clock(time_limit)
     b, _ = greedy_search(f.data)
     return output(f.data.to_items(b), clock)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsel.solvers.api import take_options
+from benchsel.solvers.options import Option
 from benchsel.solvers.registry import register_method
 from benchsel.solvers.result import Termination
-from benchsel.solvers.validation import check_int, check_rng
+from benchsel.solvers.validation import check_rng
 
 from ._common import Clock, output
 
@@ -20,11 +20,10 @@ def _has_random(f: Any) -> str | None:
     kind="heuristic",
     accepts=_has_random,
     description="random selection(s) drawn by the formulation; with n_samples > 1 the best feasible one",
-    options=("n_samples",),
+    options=(Option("n_samples", 1, "int", low=1, doc="draws; the best feasible one is returned"),),
 )
-def run_random(f: Any, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"n_samples": 1}, "random")
-    n = check_int(opts["n_samples"], "n_samples", low=1)
+def run_random(f: Any, *, time_limit: float | None, seed: int | None, n_samples: int):
+    n = n_samples
     rng = check_rng(seed)
     clock = Clock(time_limit)
     best, best_key = None, None

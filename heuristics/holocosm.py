@@ -36,8 +36,8 @@ import numpy as np
 
 from benchsel.formulations.holocosm import FEAS_TOL, RankingRiskReconstruction, weighted_estimate
 from benchsel.formulations.kmedoids import KMedoids
-from benchsel.solvers.api import take_options
 from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.options import Option
 from benchsel.solvers.registry import register_method
 from benchsel.solvers.result import Termination
 from benchsel.solvers.validation import as_array, check_int, check_rng
@@ -187,8 +187,14 @@ def swap_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, propo
                        stopped=stopped, R_mean=float(cur[-1]), R_rank=cur_rr)
 
 
-SWAP_DEFAULTS = {"proposals": 64, "max_swaps": 80, "patience": 1, "rank_constraint": True, "init": None,
-                 "verbose": False}
+SWAP_OPTIONS = (
+    Option("proposals", 64, "int", low=1, doc="candidate swaps scored per round"),
+    Option("max_swaps", 80, "int", low=0, doc="cap on accepted swaps"),
+    Option("patience", 1, "int", low=1, doc="rounds without improvement before stopping (SPEC: 1)"),
+    Option("rank_constraint", True, "bool", doc="keep the ranking-risk constraint (False: the ablation)"),
+    Option("init", None, "any", doc="a start of B items; default the best reference-bank subset"),
+    Option("verbose", False, "bool", doc="progress lines"),
+)
 
 
 @register_method(
@@ -196,23 +202,17 @@ SWAP_DEFAULTS = {"proposals": 64, "max_swaps": 80, "patience": 1, "rank_constrai
     kind="heuristic",
     accepts=RankingRiskReconstruction,
     description="HoloCosm feasibility-first exchange search from the best reference-bank subset (SPEC F1)",
-    options=tuple(SWAP_DEFAULTS),
+    options=SWAP_OPTIONS,
 )
-def run_swap(f: RankingRiskReconstruction, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, SWAP_DEFAULTS, "swap")
-    proposals = check_int(opts["proposals"], "proposals", low=1)
-    max_swaps = check_int(opts["max_swaps"], "max_swaps", low=0)
-    patience = check_int(opts["patience"], "patience", low=1)
-    if not isinstance(opts["rank_constraint"], (bool, np.bool_)):
-        raise InvalidInputError(f"rank_constraint: expected a bool, got {opts['rank_constraint']!r}")
+def run_swap(f: RankingRiskReconstruction, *, time_limit: float | None, seed: int | None, proposals: int,
+             max_swaps: int, patience: int, rank_constraint: bool, init: Any, verbose: bool):
     rng = check_rng(seed)
     clock = Clock(time_limit)
     out = swap_search(f, rng=rng, proposals=proposals, max_swaps=max_swaps, patience=patience,
-                      rank_constraint=bool(opts["rank_constraint"]), init=opts["init"], clock=clock,
-                      verbose=bool(opts["verbose"]))
+                      rank_constraint=rank_constraint, init=init, clock=clock, verbose=verbose)
     return output(out.selection, clock, stopped=out.stopped, swaps=out.swaps, rounds=out.rounds,
                   start_bank_index=out.start, found_feasible=bool(f.check(out.selection).feasible),
-                  rank_constraint=bool(opts["rank_constraint"]))
+                  rank_constraint=rank_constraint)
 
 
 # --------------------------------------------------------------------------- baselines

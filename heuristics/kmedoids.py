@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.kmedoids import KMedoids
-from benchsel.solvers.api import take_options
 from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.options import Option
 from benchsel.solvers.registry import register_method
 from benchsel.solvers.result import Termination
-from benchsel.solvers.validation import check_choice, check_int, check_rng
+from benchsel.solvers.validation import check_choice, check_rng
 
 from ._common import Clock, output, progress
 
@@ -211,8 +211,16 @@ def _start(f: KMedoids, init: str, rng: np.random.Generator) -> np.ndarray:
     return rng.choice(f.candidates, size=f.k, replace=False)
 
 
-def _init_option(opts: dict[str, Any], f: KMedoids) -> str | np.ndarray:
-    init = opts["init"]
+def _INIT(default: str) -> Option:
+    return Option("init", default, "any", doc="'build', 'random', 'kmedoids++' or k medoids (item indices)")
+
+
+_MAX_ITER = Option("max_iter", 100, "int", low=1, doc="passes over the items per restart")
+_RESTARTS = Option("n_restarts", 1, "int", low=1, doc="restarts (the first from init, the others random)")
+_VERBOSE = Option("verbose", False, "bool", doc="one progress line per restart")
+
+
+def _init_option(init: Any, f: KMedoids) -> str | np.ndarray:
     if isinstance(init, str):
         return check_choice(init, "init", ("build", "random", "kmedoids++"))
     sel = f.as_selection(init, "init")
@@ -226,15 +234,19 @@ def _init_option(opts: dict[str, Any], f: KMedoids) -> str | np.ndarray:
     kind="heuristic",
     accepts=KMedoids,
     description="FasterPAM eager swaps (kmedoids package; weighted/candidate version built in)",
-    options=("init", "max_iter", "n_restarts", "backend", "verbose"),
+    options=(
+        _INIT("build"),
+        _MAX_ITER,
+        _RESTARTS,
+        Option("backend", "auto", "choice", choices=("auto", "kmedoids", "numpy"),
+               doc="the kmedoids package (Rust) or the built-in blocked version (weights, candidates)"),
+        _VERBOSE,
+    ),
 )
-def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"init": "build", "max_iter": 100, "n_restarts": 1, "backend": "auto",
-                                  "verbose": False}, "fasterpam")
-    init = _init_option(opts, f)
-    max_iter = check_int(opts["max_iter"], "max_iter", low=1)
-    restarts = check_int(opts["n_restarts"], "n_restarts", low=1)
-    backend = check_choice(opts["backend"], "backend", ("auto", "kmedoids", "numpy"))
+def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, init: Any, max_iter: int,
+                  n_restarts: int, backend: str, verbose: bool):
+    init = _init_option(init, f)
+    restarts = n_restarts
     rng = check_rng(seed)
     clock = Clock(time_limit)
     use_pkg = backend == "kmedoids" or (backend == "auto" and f.unit_weights and f.all_candidates)
@@ -273,7 +285,7 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, **
         runs += 1
         total_swaps += n_sw
         cost = f.evaluate(med)
-        progress(opts["verbose"], f"fasterpam restart {r + 1}/{restarts}: cost {cost:.6g} after {n_sw} swaps")
+        progress(verbose, f"fasterpam restart {r + 1}/{restarts}: cost {cost:.6g} after {n_sw} swaps")
         if cost < best_cost:
             best, best_cost = med, cost
         if hit and stopped == Termination.CONVERGED:
@@ -291,8 +303,7 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, **
     description="PAM's greedy BUILD",
     options=(),
 )
-def run_build(f: KMedoids, *, time_limit: float | None, seed: int | None, **options: Any):
-    take_options(options, {}, "build")
+def run_build(f: KMedoids, *, time_limit: float | None, seed: int | None):
     clock = Clock(time_limit)
     return output(np.sort(f.greedy_selection()), clock)
 
@@ -302,14 +313,12 @@ def run_build(f: KMedoids, *, time_limit: float | None, seed: int | None, **opti
     kind="heuristic",
     accepts=KMedoids,
     description="alternating (Voronoi) iteration from BUILD, random or k-medoids++ starts",
-    options=("init", "max_iter", "n_restarts", "verbose"),
+    options=(_INIT("kmedoids++"), _MAX_ITER, _RESTARTS, _VERBOSE),
 )
-def run_alternate(f: KMedoids, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"init": "kmedoids++", "max_iter": 100, "n_restarts": 1, "verbose": False},
-                        "alternate")
-    init = _init_option(opts, f)
-    max_iter = check_int(opts["max_iter"], "max_iter", low=1)
-    restarts = check_int(opts["n_restarts"], "n_restarts", low=1)
+def run_alternate(f: KMedoids, *, time_limit: float | None, seed: int | None, init: Any, max_iter: int,
+                  n_restarts: int, verbose: bool):
+    init = _init_option(init, f)
+    restarts = n_restarts
     rng = check_rng(seed)
     clock = Clock(time_limit)
     best, best_cost = None, np.inf
@@ -321,7 +330,7 @@ def run_alternate(f: KMedoids, *, time_limit: float | None, seed: int | None, **
         start = init if not isinstance(init, str) else _start(f, init, rng)
         med, n_it, timed_out = alternate(f.D, start, f.weights, f.candidates, max_iter=max_iter, clock=clock)
         cost = f.evaluate(med)
-        progress(opts["verbose"], f"alternate restart {r + 1}/{restarts}: cost {cost:.6g} after {n_it} iterations")
+        progress(verbose, f"alternate restart {r + 1}/{restarts}: cost {cost:.6g} after {n_it} iterations")
         if cost < best_cost:
             best, best_cost = med, cost
         if timed_out:

@@ -30,11 +30,11 @@ from typing import Any, Callable
 import numpy as np
 
 from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
-from benchsel.solvers.api import take_options
 from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.options import Option
 from benchsel.solvers.registry import register_method
 from benchsel.solvers.result import Termination
-from benchsel.solvers.validation import check_choice, check_int, check_rng
+from benchsel.solvers.validation import check_rng
 
 from ._common import Clock, output, progress
 
@@ -125,16 +125,19 @@ def cleanup_cover(picked: np.ndarray, B: np.ndarray, h: np.ndarray) -> np.ndarra
     return np.sort(np.asarray(keep, dtype=np.int64))
 
 
+_CLEANUP = Option("cleanup", False, "bool", doc="drop redundant metrics after the greedy pass")
+_VERBOSE = Option("verbose", False, "bool", doc="progress lines")
+
+
 @register_method(
     "greedy-color",
     kind="heuristic",
     accepts=PositionalRepresentation,
     description="the paper's greedy colouring (blocks of g metrics per alternative), optional clean-up pass",
-    options=("cleanup", "verbose"),
+    options=(_CLEANUP, _VERBOSE),
 )
-def run_greedy_colour(f: PositionalRepresentation, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"cleanup": False, "verbose": False}, "greedy-color")
-    cleanup = check_choice(opts["cleanup"], "cleanup", (True, False))
+def run_greedy_colour(f: PositionalRepresentation, *, time_limit: float | None, seed: int | None, cleanup: bool,
+                      verbose: bool):
     clock = Clock(time_limit)
     picked = greedy_colour(f.colours(), f.n_metrics)
     sel = np.sort(picked)
@@ -143,7 +146,7 @@ def run_greedy_colour(f: PositionalRepresentation, *, time_limit: float | None, 
         B, h, _ = f.cover_rows()
         sel = cleanup_cover(picked, B, h)
         extra["cleanup_removed"] = int(picked.size - sel.size)
-    progress(opts["verbose"], f"greedy-color: {picked.size} metrics picked, {sel.size} kept")
+    progress(verbose, f"greedy-color: {picked.size} metrics picked, {sel.size} kept")
     return output(sel, clock, **extra)
 
 
@@ -152,16 +155,15 @@ def run_greedy_colour(f: PositionalRepresentation, *, time_limit: float | None, 
     kind="heuristic",
     accepts=PositionalRepresentation,
     description="plain greedy multicover on the presolved covering rows, optional clean-up pass",
-    options=("cleanup", "verbose"),
+    options=(_CLEANUP, _VERBOSE),
 )
-def run_greedy(f: PositionalRepresentation, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"cleanup": False, "verbose": False}, "greedy-multicover")
-    cleanup = check_choice(opts["cleanup"], "cleanup", (True, False))
+def run_greedy(f: PositionalRepresentation, *, time_limit: float | None, seed: int | None, cleanup: bool,
+               verbose: bool):
     clock = Clock(time_limit)
     B, h, _ = f.cover_rows()
     picked = greedy_multicover(B, h)
     sel = cleanup_cover(picked, B, h) if cleanup else np.sort(picked)
-    progress(opts["verbose"], f"greedy-multicover: {picked.size} metrics picked, {sel.size} kept")
+    progress(verbose, f"greedy-multicover: {picked.size} metrics picked, {sel.size} kept")
     return output(sel, clock, greedy_size=int(picked.size), cleanup=cleanup)
 
 
@@ -339,12 +341,15 @@ def _accepts_fixed_size(f: Any) -> str | None:
     kind="heuristic",
     accepts=_accepts_min_size,
     description="sample ceil(ln(2m)/eps^2) metrics (capped at n), repair, then drop/swap local search",
-    options=("n_restarts", "max_passes", "verbose"),
+    options=(
+        Option("n_restarts", 5, "int", low=1, doc="independent samples"),
+        Option("max_passes", 50, "int", low=1, doc="drop/swap passes per sample"),
+        _VERBOSE,
+    ),
 )
-def run_sample(f: PositionalProportionality, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"n_restarts": 5, "max_passes": 50, "verbose": False}, "sample")
-    restarts = check_int(opts["n_restarts"], "n_restarts", low=1)
-    max_passes = check_int(opts["max_passes"], "max_passes", low=1)
+def run_sample(f: PositionalProportionality, *, time_limit: float | None, seed: int | None, n_restarts: int,
+               max_passes: int, verbose: bool):
+    restarts = n_restarts
     rng = check_rng(seed)
     clock = Clock(time_limit)
     best = np.arange(f.n_metrics)  # N itself is always eps-proportional
@@ -355,12 +360,12 @@ def run_sample(f: PositionalProportionality, *, time_limit: float | None, seed: 
         if r and clock.expired():
             stopped = Termination.TIME_LIMIT
             break
-        sel, info, timed = sample_search(f, rng, clock, max_passes=max_passes, verbose=opts["verbose"])
+        sel, info, timed = sample_search(f, rng, clock, max_passes=max_passes, verbose=verbose)
         runs += 1
         first_info = first_info or info
         if sel is not None and sel.size < best.size and f.is_proportional(sel):
             best = sel
-        progress(opts["verbose"], f"sample restart {r + 1}/{restarts}: size {None if sel is None else sel.size}")
+        progress(verbose, f"sample restart {r + 1}/{restarts}: size {None if sel is None else sel.size}")
         if timed:
             stopped = Termination.TIME_LIMIT
             break
@@ -372,15 +377,18 @@ def run_sample(f: PositionalProportionality, *, time_limit: float | None, seed: 
     kind="heuristic",
     accepts=_accepts_fixed_size,
     description="swap descent on the largest deviation for fixed-size proportionality, random restarts",
-    options=("n_restarts", "max_passes", "init", "verbose"),
+    options=(
+        Option("n_restarts", 3, "int", low=1, doc="restarts (the first from init when given)"),
+        Option("max_passes", 100, "int", low=1, doc="swap passes per restart"),
+        Option("init", None, "any", doc="a start of size k (metric positions); default random"),
+        _VERBOSE,
+    ),
 )
-def run_swap(f: PositionalProportionality, *, time_limit: float | None, seed: int | None, **options: Any):
-    opts = take_options(options, {"n_restarts": 3, "max_passes": 100, "init": None, "verbose": False}, "prop-swap")
-    restarts = check_int(opts["n_restarts"], "n_restarts", low=1)
-    max_passes = check_int(opts["max_passes"], "max_passes", low=1)
-    init = None
-    if opts["init"] is not None:
-        init = f.as_selection(opts["init"], "init")
+def run_swap(f: PositionalProportionality, *, time_limit: float | None, seed: int | None, n_restarts: int,
+             max_passes: int, init: Any, verbose: bool):
+    restarts = n_restarts
+    if init is not None:
+        init = f.as_selection(init, "init")
         if init.size != f.size:
             raise InvalidInputError(f"init: expected {f.size} metrics (the fixed size), got {init.size}")
     rng = check_rng(seed)
@@ -402,7 +410,7 @@ def run_swap(f: PositionalProportionality, *, time_limit: float | None, seed: in
         total_swaps += sw
         if best_cost is None or cost < best_cost:
             best, best_cost = np.flatnonzero(inK), cost
-        progress(opts["verbose"], f"prop-swap restart {r + 1}/{restarts}: largest deviation {f.evaluate(np.flatnonzero(inK)):.6g}")
+        progress(verbose, f"prop-swap restart {r + 1}/{restarts}: largest deviation {f.evaluate(np.flatnonzero(inK)):.6g}")
         if timed:
             stopped = Termination.TIME_LIMIT
             break

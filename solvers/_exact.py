@@ -6,17 +6,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .api import take_options
 from .errors import InvalidInputError
 from .model import LinearModel
-from .validation import check_int
+from .options import Option
 
-COMMON_OPTIONS: dict[str, Any] = {
-    "mip_rel_gap": 1e-6,  # relative gap at which the solver may stop and call it optimal
-    "threads": None,  # None: the solver's default
-    "verbose": False,  # stream the solver's log (progress on long work)
-    "warm_start": "auto",  # a selection (item indices), "auto" (the formulation's initial_selection) or None
-}
+#: Options every exact backend takes.
+COMMON_OPTIONS: tuple[Option, ...] = (
+    Option("mip_rel_gap", 1e-6, "float", low=0.0, high=1.0, high_open=True,
+           doc="relative gap at which the solver may stop and call the incumbent optimal"),
+    Option("threads", None, "int", low=1, doc="solver threads (None: the backend's default)"),
+    Option("verbose", False, "bool", doc="stream the solver's log (progress on long runs)"),
+    Option("warm_start", "auto", "any",
+           doc="a selection (item indices), 'auto' (the formulation's initial_selection) or None"),
+)
 
 
 def linear_acceptor(backend: str):
@@ -31,9 +33,9 @@ def linear_acceptor(backend: str):
     return accepts
 
 
-def prepare(f: Any, options: Mapping[str, Any], known: Mapping[str, Any], method: str, *,
-            allow_lazy: bool = False) -> tuple[LinearModel, dict[str, Any], float]:
-    """Split formulation options from backend options and build the model.
+def prepare(f: Any, options: Mapping[str, Any], *, allow_lazy: bool = False
+            ) -> tuple[LinearModel, dict[str, Any], float]:
+    """Split formulation (model) options from the backend's checked options and build the model.
 
     Returns
     -------
@@ -44,15 +46,8 @@ def prepare(f: Any, options: Mapping[str, Any], known: Mapping[str, Any], method
     build_seconds : float
         Model build plus warm-start preparation.
     """
-    options = dict(options)
-    model_opts = {k: options.pop(k) for k in list(options) if k in f.model_options}
-    opts = take_options(options, known, method)
-    if opts.get("mip_rel_gap") is not None:
-        g = opts["mip_rel_gap"]
-        if not isinstance(g, (int, float)) or not 0 <= g < 1:
-            raise InvalidInputError(f"mip_rel_gap: expected a number in [0, 1), got {g!r}")
-    if opts.get("threads") is not None:
-        opts["threads"] = check_int(opts["threads"], "threads", low=1)
+    opts = dict(options)
+    model_opts = {k: opts.pop(k) for k in list(opts) if k in f.model_options}
     t0 = time.perf_counter()
     model = f.linear_model(allow_lazy=allow_lazy, **f.check_model_options(model_opts))
     build = time.perf_counter() - t0

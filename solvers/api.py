@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import BenchselError, InvalidInputError
+from .options import Option, check_options
 from .registry import require
 from .result import MethodOutput, Result, Termination, mip_gap
 from .validation import check_time_limit
@@ -33,14 +34,12 @@ def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) 
 
 
 def take_options(options: Mapping[str, Any], known: Mapping[str, Any], method: str) -> dict[str, Any]:
-    """Fill defaults from ``known`` and refuse unknown option names."""
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise InvalidInputError(
-            f"options: {', '.join(repr(u) for u in unknown)} not understood by method {method!r}; "
-            f"its options: {', '.join(sorted(known)) or '(none)'}"
-        )
-    return {**known, **options}
+    """Fill defaults from ``known`` and refuse unknown option names (for methods that check their own values).
+
+    Built-in methods declare :class:`~benchsel.solvers.options.Option` s instead.
+    """
+    checked, _ = check_options(options, [Option(k, v) for k, v in known.items()], method)
+    return checked
 
 
 def solve(formulation: Any, method: str, *, time_limit: float | None = None, seed: int | None = 0,

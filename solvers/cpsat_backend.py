@@ -32,21 +32,23 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel
+from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining
 
 __all__ = ["ScaledModel", "scale_model", "solve_model_cpsat"]
 
-CPSAT_OPTIONS = {
-    **COMMON_OPTIONS,
-    "digits": 9,
-    "continuous_resolution": 1e-6,
-    "max_denominator": 10**6,
-    "cpsat_parameters": None,
-}
+CPSAT_OPTIONS = (
+    *COMMON_OPTIONS,
+    Option("digits", 9, "int", low=1, high=15, doc="significant digits of a row scaled by a power of ten"),
+    Option("continuous_resolution", 1e-6, "float", low=0.0, low_open=True,
+           doc="grid step of continuous columns in the integer copy"),
+    Option("max_denominator", 10**6, "int", low=1, doc="largest denominator of an exactly scaled rational row"),
+    Option("cpsat_parameters", None, "mapping", doc="raw CP-SAT parameters (name: value)"),
+)
 _LIMIT = 2**62
 
 
@@ -295,10 +297,10 @@ def _ortools_version() -> str:
     kind="exact",
     accepts=linear_acceptor("CP-SAT"),
     description="OR-Tools CP-SAT on an explicitly integer-scaled copy of the neutral model",
-    options=tuple(CPSAT_OPTIONS),
+    options=CPSAT_OPTIONS,
 )
 def run_cpsat(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    model, opts, build = prepare(f, options, CPSAT_OPTIONS, "cpsat")
+    model, opts, build = prepare(f, options)
     t0 = time.perf_counter()
     sel, term, bound, extra = solve_model_cpsat(
         model, time_limit=remaining(time_limit, build), seed=seed, mip_rel_gap=opts["mip_rel_gap"],

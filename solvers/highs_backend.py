@@ -12,15 +12,16 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining, true_key
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel, RowBlock
+from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining, true_key
 
 __all__ = ["solve_model_highs"]
 
-HIGHS_OPTIONS = {**COMMON_OPTIONS, "highs_options": None}
+HIGHS_OPTIONS = (*COMMON_OPTIONS, Option("highs_options", None, "mapping", doc="raw HiGHS options (name: value)"))
 
 
 _BANNER_DONE = False
@@ -347,10 +348,10 @@ def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callab
     kind="exact",
     accepts=linear_acceptor("HiGHS"),
     description="HiGHS MIP solver through highspy, reading the neutral linear model",
-    options=tuple(HIGHS_OPTIONS),
+    options=HIGHS_OPTIONS,
 )
 def run_highs(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    model, opts, build = prepare(f, options, HIGHS_OPTIONS, "highs", allow_lazy=True)
+    model, opts, build = prepare(f, options, allow_lazy=True)
     t0 = time.perf_counter()
     sel, term, bound, extra = solve_model_highs(
         model,

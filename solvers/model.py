@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.sparse as sp
 
 from .errors import InvalidInputError
@@ -276,7 +277,7 @@ class ModelBuilder:
     --------
     >>> b = ModelBuilder("demo")
     >>> y = b.add_vars("y", (3,), lb=0, ub=1, integer=True, cost=[1.0, 2.0, 3.0])
-    >>> _ = b.add_rows("card", rows=np.zeros(3, int), cols=y, vals=np.ones(3), lb=[2], ub=[2])
+    >>> _ = b.add_cardinality("card", y, 2)
     >>> m = b.build(selection_block="y", selection_items=np.arange(3))
     >>> m.n_cols, m.n_rows
     (3, 1)
@@ -309,11 +310,11 @@ class ModelBuilder:
         name: str,
         shape: int | tuple[int, ...],
         *,
-        lb: float | np.ndarray = 0.0,
-        ub: float | np.ndarray = INF,
+        lb: ArrayLike = 0.0,
+        ub: ArrayLike = INF,
         integer: bool = False,
         implied_integer: bool = False,
-        cost: float | np.ndarray = 0.0,
+        cost: ArrayLike = 0.0,
     ) -> np.ndarray:
         """Add a block of variables.
 
@@ -355,11 +356,11 @@ class ModelBuilder:
         self,
         name: str,
         *,
-        rows: np.ndarray,
-        cols: np.ndarray,
-        vals: np.ndarray | float,
-        lb: float | np.ndarray = -INF,
-        ub: float | np.ndarray = INF,
+        rows: ArrayLike,
+        cols: ArrayLike,
+        vals: ArrayLike,
+        lb: ArrayLike = -INF,
+        ub: ArrayLike = INF,
         shape: int | tuple[int, ...] | None = None,
     ) -> np.ndarray:
         """Add a block of rows given as COO triplets.
@@ -419,6 +420,49 @@ class ModelBuilder:
         self._rub.append(rub)
         self._m += size
         return np.arange(blk.start, blk.stop, dtype=np.int64).reshape(shape)
+
+    def add_cardinality(
+        self,
+        name: str,
+        cols: ArrayLike,
+        k: float | None = None,
+        *,
+        coefs: ArrayLike | float = 1.0,
+        lb: float | None = None,
+        ub: float | None = None,
+    ) -> int:
+        """Add one row ``sum_j coefs_j * x[cols_j]``, equal to ``k`` or within ``[lb, ub]``.
+
+        The commonest row of a selection model: "choose exactly ``k``" (and its
+        variants: a size column, ``sum x - size = 0``; one size out of several,
+        ``sum z = 1``).
+
+        Parameters
+        ----------
+        name : str
+            Row block name.
+        cols : array_like of int, shape (n,)
+            Global columns of the row.
+        k : float, optional
+            Right-hand side of an equality (``lb = ub = k``).
+        coefs : array_like of float, shape (n,), or float
+            Coefficients (default 1).
+        lb, ub : float, optional
+            Bounds instead of ``k``.
+
+        Returns
+        -------
+        int
+            The global row index.
+        """
+        if k is not None:
+            if lb is not None or ub is not None:
+                raise InvalidInputError(f"add_cardinality({name!r}): give k or lb/ub, not both")
+            lb = ub = float(k)
+        cols = np.asarray(cols, dtype=np.int64).ravel()
+        rows = self.add_rows(name, rows=np.zeros(cols.size, np.int64), cols=cols, vals=coefs,
+                             lb=[-INF if lb is None else float(lb)], ub=[INF if ub is None else float(ub)])
+        return int(rows[0])
 
     def add_objective_constant(self, value: float) -> None:
         self._c0 += float(value)

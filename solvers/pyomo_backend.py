@@ -17,15 +17,20 @@ from typing import Any
 
 import numpy as np
 
+from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining
 from .errors import SolverNotInstalledError
 from .model import Block, LinearModel
+from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining
 
 __all__ = ["to_pyomo", "solve_pyomo_model"]
 
-PYOMO_OPTIONS = {**COMMON_OPTIONS, "solver": "highs", "solver_options": None}
+PYOMO_OPTIONS = (
+    *COMMON_OPTIONS,
+    Option("solver", "highs", "str", doc="a Pyomo solver name (the new-API HiGHS interface by default)"),
+    Option("solver_options", None, "mapping", doc="raw options of that solver"),
+)
 
 
 def _pyo():
@@ -219,10 +224,10 @@ def _valid_bound(b: Any, term: Termination) -> float | None:
     kind="exact",
     accepts=linear_acceptor("Pyomo"),
     description="Pyomo ConcreteModel of the neutral model, solved by Pyomo's HiGHS interface (or solver=<name>)",
-    options=tuple(PYOMO_OPTIONS),
+    options=PYOMO_OPTIONS,
 )
 def run_pyomo(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    model, opts, build = prepare(f, options, PYOMO_OPTIONS, "pyomo")
+    model, opts, build = prepare(f, options)
     t0 = time.perf_counter()
     m = to_pyomo(model)
     if opts["warm_start"] is not None:

@@ -14,11 +14,13 @@ imported the first time the registry is consulted.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .errors import MethodNotApplicableError, UnknownMethodError
+from .options import Option, check_options, option_names
 
 __all__ = ["Method", "register_method", "get_method", "available_methods", "list_methods"]
 
@@ -55,6 +57,9 @@ class Method:
     description : str
     options : tuple of str
         Option names the runner understands (for messages and docs).
+    specs : tuple of Option
+        The declared options (name, kind, default, bounds); the registry
+        checks a call's options against them before the runner runs.
     """
 
     name: str
@@ -63,10 +68,32 @@ class Method:
     accepts: Acceptor
     description: str = ""
     options: tuple[str, ...] = ()
+    specs: tuple[Option, ...] = ()
+    checker: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None  # set on combined variants
 
     @property
     def exact(self) -> bool:
         return self.kind == "exact"
+
+    def check_options(self, f: Any, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` checked as a call on ``f`` would check them (defaults filled in).
+
+        Exact methods also take the formulation's model options (checked by
+        ``f.check_model_options``). Raises :class:`InvalidInputError` naming
+        the option.
+        """
+        if self.checker is not None:
+            return self.checker(f, options)
+        model = tuple(getattr(f, "model_options", ())) if self.kind == "exact" else ()
+        if not self.specs and self.options:  # undeclared third-party options: names only
+            extra = sorted(set(options) - set(self.options) - set(model))
+            if extra:
+                check_options({k: options[k] for k in extra}, (), self.name, passthrough=self.options + model)
+            return dict(options)
+        checked, passed = check_options(options, self.specs, self.name, passthrough=model)
+        if passed:
+            f.check_model_options(passed)
+        return {**checked, **passed}
 
 
 def accepts_types(*types: type, reason: str | None = None) -> Acceptor:
@@ -101,8 +128,12 @@ def register_method(
         Formulation classes the method takes, or a predicate returning None
         (accepted) or a reason string (refused).
     description : str
-    options : iterable of str
-        Option names the runner understands.
+    options : iterable of Option (or of str)
+        The runner's options, declared with :class:`~benchsel.solvers.options.Option`
+        (name, kind, default, bounds). When every option is declared so, the
+        registry checks a call's options and fills the defaults in before the
+        runner runs: the runner receives every declared option as a keyword.
+        Plain names are accepted for third-party methods that check their own.
     replace : bool
         Replace every existing variant of ``name`` instead of adding one.
 
@@ -118,13 +149,26 @@ def register_method(
     elif isinstance(accepts, tuple):
         accepts = accepts_types(*accepts)
 
+    options = tuple(options)
+    specs = tuple(o for o in options if isinstance(o, Option))
+    declared = len(specs) == len(options)
+
     def deco(run: Callable[..., Any]) -> Callable[..., Any]:
-        new = Method(name, kind, run, accepts, description, tuple(options))  # type: ignore[arg-type]
-        old = [] if replace else [m for m in _REGISTRY.get(name, []) if m.run is not run]
+        run = getattr(run, "__wrapped__", run)  # registering a checked runner again
+        call = run
+        if declared:
+            @functools.wraps(run)
+            def call(f: Any, *, time_limit: float | None, seed: int | None, **given: Any) -> Any:
+                model = tuple(getattr(f, "model_options", ())) if kind == "exact" else ()
+                checked, passed = check_options(given, specs, name, passthrough=model)
+                return run(f, time_limit=time_limit, seed=seed, **checked, **passed)
+
+        new = Method(name, kind, call, accepts, description, option_names(options), specs)  # type: ignore[arg-type]
+        old = [] if replace else [m for m in _REGISTRY.get(name, []) if getattr(m.run, "__wrapped__", m.run) is not run]
         if old and old[0].kind != kind:
             raise ValueError(f"kind: method {name!r} is already registered as {old[0].kind!r}, got {kind!r}")
         _REGISTRY[name] = old + [new]
-        return run
+        return call  # direct calls are checked (and get the defaults) too
 
     return deco
 
@@ -149,6 +193,12 @@ def _combined(variants: list[Method]) -> Method:
                 return v.run(f, **kw)
         raise MethodNotApplicableError(f"method: {variants[0].name!r} has no variant for a {type(f).__name__}")
 
+    def check(f: Any, options: dict[str, Any]) -> dict[str, Any]:
+        for v in variants:
+            if v.accepts(f) is None:
+                return v.check_options(f, options)
+        return dict(options)
+
     return Method(
         variants[0].name,
         variants[0].kind,
@@ -156,9 +206,9 @@ def _combined(variants: list[Method]) -> Method:
         accepts,
         "; ".join(v.description for v in variants if v.description),
         tuple(dict.fromkeys(o for v in variants for o in v.options)),
+        tuple({o.name: o for v in variants for o in v.specs}.values()),
+        check,
     )
-
-    return deco
 
 
 def _load_builtins() -> None:

@@ -5,6 +5,7 @@ the argument, what was expected and what was received.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Iterable, Sequence
 
@@ -95,8 +96,10 @@ def as_array(
 def check_int(x: Any, name: str, *, low: int | None = None, high: int | None = None, low_doc: str | None = None,
               high_doc: str | None = None) -> int:
     """An integer in ``[low, high]`` (inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        if isinstance(x, numbers.Real) and float(x).is_integer():
+    if isinstance(x, (bool, np.bool_)):
+        raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")
+    if not isinstance(x, numbers.Integral):
+        if isinstance(x, numbers.Real) and math.isfinite(float(x)) and float(x).is_integer():
             x = int(x)
         else:
             raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")

@@ -71,7 +71,9 @@ def test_plan_grid_and_method_options():
 
 @pytest.mark.parametrize("methods,exc,text", [
     (["nosuch"], UnknownMethodError, "unknown method 'nosuch'"),
-    (["fasterpam:bogus=1"], InvalidInputError, "option 'bogus' not understood"),
+    (["fasterpam:bogus=1"], InvalidInputError, "'bogus' not understood"),
+    (["highs:mip_rel_gap=abc"], InvalidInputError, "mip_rel_gap: expected a real number"),
+    (["highs:model=bogus"], InvalidInputError, "model: expected one of"),
     (["highs:=1"], InvalidInputError, "expected 'name:key=value"),
 ])
 def test_plan_bad_methods(methods, exc, text):

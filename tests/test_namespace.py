@@ -46,9 +46,14 @@ def test_wheel_holds_only_the_benchsel_package(tmp_path):
     import zipfile
     from pathlib import Path
 
+    import shutil
+
     root = Path(benchsel.__file__).resolve().parent
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "-w", str(tmp_path), str(root)], check=True, timeout=300, capture_output=True)
+    src = tmp_path / "src"  # build from a copy: pip builds in-tree and would leave build/ in the checkout
+    shutil.copytree(root, src, ignore=shutil.ignore_patterns(".git", ".ci", "results", "build", "*.egg-info", "__pycache__",
+                                                             ".hypothesis", ".mypy_cache", ".ruff_cache", "site"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(src)],
+                   check=True, timeout=300, capture_output=True)
     (whl,) = tmp_path.glob("benchsel-*.whl")
     names = zipfile.ZipFile(whl).namelist()
     tops = {n.split("/")[0] for n in names}

@@ -1,6 +1,8 @@
 """The method registry: variants per formulation family, listings, refusals."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -39,3 +41,51 @@ def test_listing_and_refusal():
     with pytest.raises(MethodNotApplicableError, match="no quadratic integer model.*Methods that accept it: .*exhaustive"):
         solve(b, "highs")
     assert set(available_methods(make_kmedoids(10, 2), kind="exact")) == {"highs", "pyomo", "cpsat"}
+
+
+def test_declared_options_are_checked_once_with_defaults_filled(monkeypatch):
+    from benchsel.solvers.errors import InvalidInputError
+    from benchsel.solvers.options import Option
+
+    list_methods()
+    monkeypatch.setattr(registry, "_REGISTRY", {k: list(v) for k, v in registry._REGISTRY.items()})
+    seen = {}
+
+    def run(f, *, time_limit, seed, passes, mode, scale):
+        seen.update(passes=passes, mode=mode, scale=scale)
+        return MethodOutput(np.sort(f.greedy_selection()), Termination.CONVERGED)
+
+    registry.register_method("test-declared", kind="heuristic", accepts=KMedoids, options=(
+        Option("passes", 3, "int", low=1), Option("mode", "a", "choice", choices=("a", "b")),
+        Option("scale", None, "float", low=0.0, low_open=True)))(run)
+    f = make_kmedoids(15, 3, seed=1)
+    solve(f, "test-declared")
+    assert seen == {"passes": 3, "mode": "a", "scale": None}
+    solve(f, "test-declared", passes=5.0, mode="b", scale=2)
+    assert seen == {"passes": 5, "mode": "b", "scale": 2.0} and isinstance(seen["passes"], int)
+    for bad, text in [({"passes": 0}, "passes: expected an integer >= 1, got 0"),
+                      ({"passes": True}, "passes: expected an integer, got bool"),
+                      ({"mode": "c"}, "mode: expected one of 'a', 'b', got 'c'"),
+                      ({"scale": 0.0}, "scale: expected"),
+                      ({"pases": 2}, "options: 'pases' not understood by method 'test-declared'; its options: "
+                                     "mode, passes, scale")]:
+        with pytest.raises(InvalidInputError, match=re.escape(text)):
+            solve(f, "test-declared", **bad)
+    m = registry.get_method("test-declared")
+    assert m.options == ("passes", "mode", "scale") and [o.name for o in m.specs] == list(m.options)
+    assert m.check_options(f, {"passes": 2}) == {"passes": 2, "mode": "a", "scale": None}
+
+
+def test_exact_backends_check_their_options_and_the_formulation_s_model_options():
+    from benchsel.solvers.errors import InvalidInputError
+
+    f = make_kmedoids(12, 3, seed=2)
+    m = registry.get_method("highs")
+    opts = m.check_options(f, {"model": "radius", "mip_rel_gap": 0.01})
+    assert opts["model"] == "radius" and opts["mip_rel_gap"] == 0.01 and opts["warm_start"] == "auto"
+    with pytest.raises(InvalidInputError, match="model: expected one of"):
+        m.check_options(f, {"model": "bogus"})
+    with pytest.raises(InvalidInputError, match="mip_rel_gap: expected a real number"):
+        solve(f, "highs", mip_rel_gap="abc")
+    with pytest.raises(InvalidInputError, match="threads: expected an integer >= 1"):
+        solve(f, "cpsat", threads=0)
