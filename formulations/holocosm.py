@@ -270,6 +270,8 @@ class RankingRiskReconstruction(Formulation):
 
     sense = "min"
     model_options = {"pools": ("merged", "separate"), "muhat": ("inline", "aux"), "risk_slack": None}
+    #: The heuristic the exact backends run (on a share of the time limit) for their default warm start.
+    warm_start_method = "anneal"
 
     def __init__(self, X: Any, budget: int | None = None, *, retention: float | None = None, seed: int = 0,
                  quantile: float = 0.25, bank_size: int = 128, lam: float = 1.0, eps: float | None = None,

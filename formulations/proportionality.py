@@ -239,6 +239,11 @@ class PositionalProportionality(_PositionalBase):
         L = int(np.argmax(ok)) + 1 if ok.any() else n
         return np.sort(perm[:L])
 
+    def initial_selection(self) -> np.ndarray:
+        """The exact backends' default warm start, always feasible: :meth:`random_selection` with seed 0
+        (minimum size: the shortest eps-proportional prefix of a seeded order, all metrics at worst)."""
+        return self.random_selection(np.random.default_rng(0))
+
     def enumerate_selections(self) -> Iterator[np.ndarray]:
         n = self.n_metrics
         sizes = [self.size] if self.size is not None else range(1, n + 1)

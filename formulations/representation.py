@@ -264,6 +264,11 @@ class PositionalRepresentation(_PositionalBase):
         L = int(np.argmax(ok)) + 1 if ok.any() else self.n_metrics
         return np.sort(perm[:L])
 
+    def initial_selection(self) -> np.ndarray:
+        """The exact backends' default warm start, always feasible: the shortest g-representative prefix of
+        a seeded order of the metrics (:meth:`random_selection` with seed 0; all metrics at worst)."""
+        return self.random_selection(np.random.default_rng(0))
+
     def enumerate_selections(self) -> Iterator[np.ndarray]:
         n = self.n_metrics
         for k in range(1, n + 1):

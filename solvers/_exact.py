@@ -1,24 +1,55 @@
-"""Plumbing shared by the exact backends: option split, model build, time budget."""
+"""Plumbing shared by the exact backends: options, time budget, warm start, model build, incumbents.
+
+Every exact backend's runner is a thin call of :func:`run_exact`, which
+
+1. starts one wall-clock :class:`Budget` for the whole call (``time_limit``
+   covers the warm start, the model build and the solve);
+2. resolves the warm start (``warm_start="auto"``: the heuristic named by the
+   formulation's ``warm_start_method`` run on a share of the budget, else the
+   formulation's :meth:`~benchsel.formulations.base.Formulation.initial_selection`)
+   and checks it with the formulation;
+3. builds the neutral :class:`~benchsel.solvers.model.LinearModel` within
+   the budget (a build still running at the limit is abandoned: the call
+   returns the warm start with termination ``"time_limit"``);
+4. hands an :class:`ExactRun` to the backend's solve step, which returns a
+   :class:`SolveStep`;
+5. keeps the better of the solver's selection and the warm start, both judged
+   by the formulation (never by the backend), and refuses claims that the
+   formulation contradicts: a bound past a known feasible objective is dropped
+   and an ``"optimal"`` resting on it is weakened to ``"feasible"``.
+"""
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .errors import InvalidInputError
 from .model import LinearModel
 from .options import Option
+from .result import MethodOutput, Termination
+
+__all__ = ["COMMON_OPTIONS", "Budget", "ExactRun", "SolveStep", "run_exact", "prepare", "remaining",
+           "formulation_bound", "true_key", "linear_acceptor", "gap_tolerance", "call_with_deadline", "wall_grace"]
 
 #: Options every exact backend takes.
 COMMON_OPTIONS: tuple[Option, ...] = (
     Option("mip_rel_gap", 1e-6, "float", low=0.0, high=1.0, high_open=True,
            doc="relative gap at which the solver may stop and call the incumbent optimal"),
+    Option("mip_abs_gap", 1e-6, "float", low=0.0,
+           doc="absolute gap (objective units) at which the solver may stop and call the incumbent optimal"),
     Option("threads", None, "int", low=1, doc="solver threads (None: the backend's default)"),
     Option("verbose", False, "bool", doc="stream the solver's log (progress on long runs)"),
     Option("warm_start", "auto", "any",
-           doc="a selection (item indices), 'auto' (the formulation's initial_selection) or None"),
+           doc="a selection (item indices), 'auto' (the formulation's warm-start heuristic or "
+               "initial_selection) or None"),
 )
+
+#: Share of ``time_limit`` (and cap in seconds) a warm-start heuristic may use.
+WARM_START_SHARE, WARM_START_CAP = 0.2, 10.0
 
 
 def linear_acceptor(backend: str):
@@ -33,16 +64,166 @@ def linear_acceptor(backend: str):
     return accepts
 
 
+# --------------------------------------------------------------------------- budget
+class Budget:
+    """Wall-clock budget of one exact call, started at construction (``time_limit=None``: unlimited)."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        self.t0 = time.perf_counter()
+        self.limit = None if time_limit is None else float(time_limit)
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    @property
+    def deadline(self) -> float | None:
+        """``time.perf_counter()`` value at which the budget ends (None: unlimited)."""
+        return None if self.limit is None else self.t0 + self.limit
+
+    def left(self) -> float | None:
+        """Seconds left (never negative), None when unlimited."""
+        return None if self.limit is None else max(self.limit - self.elapsed, 0.0)
+
+    def expired(self) -> bool:
+        return self.limit is not None and self.elapsed >= self.limit
+
+    def solver_limit(self, floor: float = 0.05) -> float | None:
+        """Seconds to hand a solver now (at least ``floor``; None when unlimited)."""
+        left = self.left()
+        return None if left is None else max(left, floor)
+
+
+def remaining(time_limit: float | None, spent: float, floor: float = 0.05) -> float | None:
+    """Seconds left of ``time_limit`` after ``spent`` (at least ``floor``)."""
+    if time_limit is None:
+        return None
+    return max(time_limit - spent, floor)
+
+
+# --------------------------------------------------------------------------- objective helpers
+def formulation_bound(model: LinearModel, bound: float | None) -> float | None:
+    """Convert a bound on the (minimised) model objective to the formulation's units."""
+    if bound is None or not np.isfinite(bound):
+        return None
+    return float(model.objective_sign * bound)
+
+
+def _sign(f: Any) -> float:
+    return -1.0 if getattr(f, "sense", "min") == "max" else 1.0
+
+
+def true_key(f: Any, model: LinearModel | None = None):
+    """``key(selection)``: the formulation's objective in model (minimisation) units, None if infeasible.
+
+    ``model`` is accepted for compatibility; the sign follows the formulation's sense
+    (a maximised objective is negated, as in every :class:`LinearModel`).
+    """
+    sign = float(model.objective_sign) if model is not None else _sign(f)
+
+    def key(sel: np.ndarray) -> float | None:
+        sel = np.asarray(sel)
+        if sel.size == 0 or not f.is_feasible(sel):
+            return None
+        return float(sign * f.evaluate(sel))
+
+    return key
+
+
+def gap_tolerance(value: float, mip_rel_gap: float | None, mip_abs_gap: float | None) -> float:
+    """Largest ``objective - bound`` (minimisation units) still called optimal at ``value``."""
+    rel = 0.0 if mip_rel_gap is None else float(mip_rel_gap)
+    ab = 0.0 if mip_abs_gap is None else float(mip_abs_gap)
+    return max(rel * abs(value), ab) + 1e-12 * max(1.0, abs(value))
+
+
+# --------------------------------------------------------------------------- warm start
+def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[np.ndarray | None, str]:
+    """The warm-start selection and where it came from."""
+    if given is None:
+        return None, "none"
+    if not isinstance(given, str):
+        return f.as_selection(given, "warm_start"), "given"
+    if given != "auto":
+        raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {given!r}")
+    name = getattr(f, "warm_start_method", None)
+    if name:
+        from .registry import get_method
+
+        lim = None if budget.limit is None else max(min(WARM_START_SHARE * budget.limit, WARM_START_CAP), 0.01)
+        out = get_method(name).run(f, time_limit=lim, seed=seed)
+        sel = None if out.selection is None else np.asarray(out.selection)
+        if sel is not None and sel.size and f.is_feasible(sel):
+            return f.as_selection(sel), name
+    sel = f.initial_selection()
+    return (None if sel is None else f.as_selection(sel)), "initial_selection"
+
+
+# --------------------------------------------------------------------------- deadlines
+def call_with_deadline(fn: Callable[[], Any], wait: float | None, name: str = "benchsel-call") -> tuple[bool, Any]:
+    """``(True, fn())``, or ``(False, None)`` when ``fn`` is still running after ``wait`` seconds.
+
+    With ``wait=None`` ``fn`` runs in this thread. Otherwise it runs in a
+    daemon thread and is *abandoned* when it overruns: it finishes in the
+    background and its result is dropped (work that cannot be interrupted,
+    such as a solver's presolve that does not check its time limit, or
+    building a model far too large for the budget). Exceptions are re-raised
+    in the caller's thread.
+    """
+    if wait is None:
+        return True, fn()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # re-raised in the caller's thread
+            box["error"] = e
+
+    th = threading.Thread(target=work, name=name, daemon=True)
+    th.start()
+    th.join(max(wait, 0.0))
+    if th.is_alive():
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box["value"]
+
+
+def wall_grace(time_limit: float | None) -> float | None:
+    """Seconds a backend may wait past the budget for a solver to return on its own (None: no limit).
+
+    Chosen so that a whole call stays within ``1.4 * time_limit + 1.5`` s of wall clock.
+    """
+    return None if time_limit is None else 0.4 * float(time_limit) + 1.5
+
+
+# --------------------------------------------------------------------------- model build
+class _Unfinished:
+    """Marker: the model build was still running when the budget ended."""
+
+
+def _build(f: Any, model_opts: Mapping[str, Any], allow_lazy: bool, budget: Budget) -> LinearModel | _Unfinished:
+    """``f.linear_model(...)`` within the budget (abandoned when it is still running at the limit)."""
+    done, model = call_with_deadline(lambda: f.linear_model(allow_lazy=allow_lazy, **model_opts), budget.left(),
+                                     "benchsel-model-build")
+    return model if done else _Unfinished()
+
+
 def prepare(f: Any, options: Mapping[str, Any], *, allow_lazy: bool = False
             ) -> tuple[LinearModel, dict[str, Any], float]:
-    """Split formulation (model) options from the backend's checked options and build the model.
+    """Split formulation (model) options from the backend's options and build the model (no budget).
+
+    Kept for callers that drive a backend by hand; the built-in runners use
+    :func:`run_exact`. ``warm_start="auto"`` becomes the formulation's
+    :meth:`initial_selection`.
 
     Returns
     -------
     model : LinearModel
     opts : dict
-        Backend options with defaults filled in; ``opts["_times"]`` holds
-        ``neutral_build_seconds`` and ``warm_start_seconds`` for the extras.
+        Backend options; ``opts["_times"]`` holds ``neutral_build_seconds``
+        and ``warm_start_seconds``.
     build_seconds : float
         Model build plus warm-start preparation.
     """
@@ -53,39 +234,165 @@ def prepare(f: Any, options: Mapping[str, Any], *, allow_lazy: bool = False
     build = time.perf_counter() - t0
     ws = opts.get("warm_start")
     opts["_times"] = {"neutral_build_seconds": build, "warm_start_seconds": 0.0}
+    t1 = time.perf_counter()
     if isinstance(ws, str):
         if ws != "auto":
             raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {ws!r}")
-        t1 = time.perf_counter()
-        opts["warm_start"] = f.initial_selection()
-        opts["_times"]["warm_start_seconds"] = time.perf_counter() - t1
-        build += opts["_times"]["warm_start_seconds"]
+        sel = f.initial_selection()
+        opts["warm_start"] = None if sel is None else f.as_selection(sel)
     elif ws is not None:
         opts["warm_start"] = f.as_selection(ws, "warm_start")
-    return model, opts, build
+    opts["_times"]["warm_start_seconds"] = time.perf_counter() - t1
+    return model, opts, build + opts["_times"]["warm_start_seconds"]
 
 
-def remaining(time_limit: float | None, spent: float, floor: float = 0.05) -> float | None:
-    """Seconds left of ``time_limit`` after ``spent`` (at least ``floor``)."""
-    if time_limit is None:
-        return None
-    return max(time_limit - spent, floor)
+# --------------------------------------------------------------------------- the run
+@dataclass
+class ExactRun:
+    """What a backend's solve step receives from :func:`run_exact`.
+
+    Attributes
+    ----------
+    f : Formulation
+    model : LinearModel
+    opts : dict
+        The backend's checked options (``warm_start`` resolved to a selection or None).
+    budget : Budget
+        The call's budget; ``budget.solver_limit()`` is the time to hand the solver now.
+    seed : int or None
+    warm_start : ndarray of int64 or None
+        The resolved warm start (possibly infeasible when the caller gave one).
+    warm_start_value : float or None
+        Its objective in model (minimisation) units when it is feasible, else None.
+    key : callable
+        ``key(selection) -> model-unit objective or None (infeasible)``, judged by the formulation.
+    """
+
+    f: Any
+    model: LinearModel
+    opts: dict[str, Any]
+    budget: Budget
+    seed: int | None
+    warm_start: np.ndarray | None
+    warm_start_value: float | None
+    key: Callable[[np.ndarray], float | None]
 
 
-def formulation_bound(model: LinearModel, bound: float | None) -> float | None:
-    """Convert a bound on the (minimised) model objective to the formulation's units."""
-    if bound is None or not np.isfinite(bound):
-        return None
-    return float(model.objective_sign * bound)
+@dataclass
+class SolveStep:
+    """What a backend's solve step returns.
+
+    Attributes
+    ----------
+    selection : ndarray of int or None
+    termination : Termination
+    bound : float or None
+        Bound on the model (minimisation) objective.
+    extra : dict
+    build_seconds : float
+        Backend-side model building (e.g. Pyomo components), counted as build time.
+    """
+
+    selection: np.ndarray | None
+    termination: Termination
+    bound: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    build_seconds: float = 0.0
 
 
-def true_key(f: Any, model: LinearModel):
-    """``key(selection)``: the formulation's objective in model (minimisation) units, None if infeasible."""
+def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, seed: int | None,
+              solve: Callable[[ExactRun], SolveStep], allow_lazy: bool = False) -> MethodOutput:
+    """Run an exact backend's ``solve`` step with the shared budget, warm start and incumbent rules.
 
-    def key(sel: np.ndarray) -> float | None:
-        sel = np.asarray(sel)
-        if sel.size == 0 or not f.is_feasible(sel):
-            return None
-        return float(model.objective_sign * f.evaluate(sel))
+    Parameters
+    ----------
+    f : Formulation
+    options : mapping
+        The runner's options as the registry passed them (declared backend
+        options plus the formulation's model options).
+    time_limit : float or None
+        Seconds for the whole call.
+    seed : int or None
+    solve : callable
+        ``solve(run: ExactRun) -> SolveStep``.
+    allow_lazy : bool
+        The backend can generate rows on demand.
 
-    return key
+    Returns
+    -------
+    MethodOutput
+        ``build_seconds`` = warm start + neutral build + backend build;
+        ``extra`` records each part, the warm start's origin and value, and
+        which selection was kept (``incumbent``: ``"solver"`` or ``"warm_start"``).
+    """
+    budget = Budget(time_limit)
+    opts = dict(options)
+    model_opts = f.check_model_options({k: opts.pop(k) for k in list(opts) if k in f.model_options})
+    key = true_key(f)
+    t0 = time.perf_counter()
+    ws, ws_source = _warm_start(f, opts.get("warm_start"), budget, seed)
+    ws_seconds = time.perf_counter() - t0
+    ws_value = key(ws) if ws is not None else None
+    opts["warm_start"] = ws
+    extra: dict[str, Any] = {"warm_start_source": ws_source, "warm_start_seconds": ws_seconds,
+                             "warm_start_objective": None if ws_value is None else _sign(f) * ws_value}
+    t1 = time.perf_counter()
+    model = _build(f, model_opts, allow_lazy, budget) if not budget.expired() else _Unfinished()
+    build_s = time.perf_counter() - t1
+    extra["neutral_build_seconds"] = build_s
+    if isinstance(model, _Unfinished):
+        extra["model_build"] = "unfinished at the time limit"
+        sel = ws if ws_value is not None else None
+        extra["incumbent"] = "warm_start" if sel is not None else None
+        return MethodOutput(sel, Termination.TIME_LIMIT, None, ws_seconds + build_s, budget.elapsed - ws_seconds - build_s,
+                            extra)
+    t2 = time.perf_counter()
+    step = solve(ExactRun(f, model, opts, budget, seed, ws, ws_value, key))
+    solve_s = time.perf_counter() - t2 - step.build_seconds
+    extra.update(step.extra)
+    extra.update(model.summary())
+    sel, term, bound = _reconcile(f, step, ws, ws_value, key, opts, extra)
+    return MethodOutput(sel, term, formulation_bound(model, bound), ws_seconds + build_s + step.build_seconds,
+                        max(solve_s, 0.0), extra)
+
+
+def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float | None,
+               key: Callable[[np.ndarray], float | None], opts: Mapping[str, Any], extra: dict[str, Any]
+               ) -> tuple[np.ndarray | None, Termination, float | None]:
+    """The kept selection, termination and bound (model units) after checking the solver's claims."""
+    term = Termination(step.termination)
+    bound = step.bound if step.bound is not None and np.isfinite(step.bound) else None
+    sel = None if step.selection is None or np.asarray(step.selection).size == 0 else np.asarray(step.selection)
+    value = key(sel) if sel is not None else None
+    if sel is not None and value is None:
+        extra["solver_selection"] = "fails the formulation's check"
+    keep, kept_value, source = sel, value, "solver"
+    if ws_value is not None and (kept_value is None or ws_value < kept_value):
+        keep, kept_value, source = ws, ws_value, "warm_start"
+    if keep is None:  # nothing feasible known
+        if sel is not None and term == Termination.OPTIMAL:
+            term = Termination.UNKNOWN  # an infeasible selection is no optimum
+        extra["incumbent"] = "solver" if sel is not None else None
+        return sel, term, bound
+    extra["incumbent"] = source
+    rel, ab = opts.get("mip_rel_gap"), opts.get("mip_abs_gap")
+    assert kept_value is not None
+    if term in (Termination.INFEASIBLE, Termination.INFEASIBLE_OR_UNBOUNDED, Termination.UNBOUNDED):
+        extra["claim_rejected"] = f"the solver reported {term.value}, but a feasible selection is known"
+        return keep, Termination.FEASIBLE, None
+    if bound is not None and bound > kept_value + max(1e-6 * abs(kept_value), 1e-6):
+        extra["claim_rejected"] = (f"the solver's bound {bound:.9g} lies past a feasible objective "
+                                   f"{kept_value:.9g} (model units); bound dropped")
+        bound = None
+        if term == Termination.OPTIMAL:
+            term = Termination.FEASIBLE
+    if term == Termination.OPTIMAL:
+        if bound is not None and kept_value - bound > gap_tolerance(kept_value, rel, ab):
+            term = Termination.FEASIBLE
+            extra["claim_rejected"] = "the solver's optimum is not within the gap tolerance of its bound"
+        elif source == "warm_start" and value is not None and value - kept_value > gap_tolerance(kept_value, rel, ab):
+            # the solver called a worse selection optimal: it cannot be trusted without a bound
+            if bound is None:
+                term = Termination.FEASIBLE
+                extra["claim_rejected"] = "the solver called a selection optimal that the warm start beats"
+    return keep, term, bound

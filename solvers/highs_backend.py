@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining, true_key
+from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, call_with_deadline, linear_acceptor, run_exact, wall_grace
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel, RowBlock
 from .options import Option
@@ -95,7 +95,8 @@ def _pass_model(h, hp, model: LinearModel) -> None:
 def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, seed: int | None = 0,
                       mip_rel_gap: float | None = 1e-6, threads: int | None = None, verbose: bool = False,
                       warm_start: np.ndarray | None = None, highs_options: dict[str, Any] | None = None,
-                      key: Callable[[np.ndarray], float | None] | None = None,
+                      mip_abs_gap: float | None = None,
+                      key: Callable[[np.ndarray], float | None] | None = None, grace: float | None = None,
                       ) -> tuple[np.ndarray | None, Termination, float | None, dict]:
     """Solve a :class:`LinearModel` with HiGHS.
 
@@ -104,7 +105,10 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     model : LinearModel
         With ``model.lazy`` set, rows are generated on demand in a
         branch-and-cut whose node LPs HiGHS solves (see :func:`_solve_lazy`).
-    time_limit, seed, mip_rel_gap, threads, verbose, highs_options
+    time_limit : float, optional
+        Seconds for the call; on the static path the time spent passing the
+        model and the warm start is subtracted before HiGHS starts.
+    seed, mip_rel_gap, mip_abs_gap, threads, verbose, highs_options
         HiGHS settings (``highs_options`` is passed to ``setOptionValue``).
     warm_start : ndarray of int, optional
         A selection (item indices) given to HiGHS as a partial solution.
@@ -112,6 +116,10 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         ``key(selection)`` -> true objective in model units (lower is better),
         or None when the selection is infeasible. Needed with lazy rows to
         rank incumbents (the master objective underestimates).
+    grace : float, optional
+        With a time limit on the static path: HiGHS runs in a worker thread
+        and is abandoned (no selection, termination ``"time_limit"``) when it
+        has not returned ``grace`` seconds after the limit.
 
     Returns
     -------
@@ -122,6 +130,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         Bound on the model (minimisation) objective.
     extra : dict
     """
+    t_enter = time.perf_counter()
     hp = _highspy()
     h = hp.Highs()
     h.setOptionValue("output_flag", bool(verbose))
@@ -132,6 +141,8 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         h.setOptionValue("random_seed", int(seed) % 2147483647)
     if mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+    if mip_abs_gap is not None:
+        h.setOptionValue("mip_abs_gap", float(mip_abs_gap))
     for k, v in (highs_options or {}).items():
         if h.setOptionValue(k, v) == hp.HighsStatus.kError:
             raise InvalidInputError(f"highs_options: HiGHS refused option {k!r} = {v!r}")
@@ -145,12 +156,17 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         sel, term, bound, more = _solve_lazy(h, hp, model, time_limit, key, warm_start, mip_rel_gap, verbose)
         extra.update(more)
         return sel, term, bound, extra
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
     if warm_start is not None:
         cols, vals = model.x_from_selection(warm_start)
         h.setSolution(int(len(cols)), np.asarray(cols, np.int32), np.asarray(vals, np.float64))
-    h.run()
+    if time_limit is not None:  # the call's seconds: passing the model and the warm start count too
+        h.setOptionValue("time_limit", max(float(time_limit) - (time.perf_counter() - t_enter), 0.01))
+    wait = None if time_limit is None or grace is None else max(float(time_limit) - (time.perf_counter() - t_enter),
+                                                                0.0) + float(grace)
+    done, _ = call_with_deadline(h.run, wait, "benchsel-highs")
+    if not done:  # HiGHS does not check its time limit everywhere (e.g. the MIP presolve of a large model)
+        extra["highs_status"] = "abandoned: still running after the time limit and its grace"
+        return None, Termination.TIME_LIMIT, None, extra
     status = h.getModelStatus()
     info = h.getInfo()
     term = _status_map(hp).get(status, Termination.ERROR if "Error" in str(status) else Termination.UNKNOWN)
@@ -343,6 +359,18 @@ def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callab
     return best_sel, term, bound, extra
 
 
+def _solve_step(run: ExactRun) -> SolveStep:
+    o = run.opts
+    sel, term, bound, extra = solve_model_highs(
+        run.model, time_limit=run.budget.solver_limit(), seed=run.seed, mip_rel_gap=o["mip_rel_gap"],
+        mip_abs_gap=o["mip_abs_gap"], threads=o["threads"], verbose=o["verbose"], warm_start=o["warm_start"],
+        highs_options=o["highs_options"], key=run.key, grace=wall_grace(run.budget.limit),
+    )
+    if extra.get("highs_objective") is not None:
+        extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]
+    return SolveStep(sel, term, bound, extra)
+
+
 @register_method(
     "highs",
     kind="exact",
@@ -351,22 +379,4 @@ def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callab
     options=HIGHS_OPTIONS,
 )
 def run_highs(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    model, opts, build = prepare(f, options, allow_lazy=True)
-    t0 = time.perf_counter()
-    sel, term, bound, extra = solve_model_highs(
-        model,
-        time_limit=remaining(time_limit, build),
-        seed=seed,
-        mip_rel_gap=opts["mip_rel_gap"],
-        threads=opts["threads"],
-        verbose=opts["verbose"],
-        warm_start=opts["warm_start"],
-        highs_options=opts["highs_options"],
-        key=true_key(f, model),
-    )
-    solve_s = time.perf_counter() - t0
-    extra.update(model.summary())
-    extra.update(opts["_times"])
-    if extra.get("highs_objective") is not None:
-        extra["highs_objective"] = model.objective_sign * extra["highs_objective"]
-    return MethodOutput(sel, term, formulation_bound(model, bound), build, solve_s, extra)
+    return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step, allow_lazy=True)

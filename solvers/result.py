@@ -23,6 +23,7 @@ class Termination(str, enum.Enum):
     SOLUTION_LIMIT = "solution_limit"  #: stopped after the requested number of solutions
     OBJECTIVE_LIMIT = "objective_limit"  #: stopped by an objective target or bound
     CONVERGED = "converged"  #: a heuristic finished normally (local optimum or pass complete)
+    FEASIBLE = "feasible"  #: an exact method stopped with a feasible selection it cannot prove optimal (no limit hit)
     INFEASIBLE = "infeasible"  #: proven infeasible
     UNBOUNDED = "unbounded"  #: proven unbounded
     INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"

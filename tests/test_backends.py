@@ -98,10 +98,13 @@ def test_cpsat_refuses_unbounded_variables_clearly():
 def test_cpsat_scaling_is_exact_for_rationals_and_recorded():
     model, _, _ = mixed_fractional()
     sm = scale_model(model)
-    assert sm.max_coef_error == 0.0
-    assert sm.exact_rows == model.n_rows
-    assert sm.obj_rounding < 1e-6  # 1/3 in the objective is rational: exact up to the continuous resolution
-    _, _, _, extra = solve_model_cpsat(model, time_limit=30)
+    assert sm.max_coef_error == 0.0 and sm.rounded_rows == 0  # rational rows: integer coefficients
+    # the cardinality row is equivalent to its copy; the row with the continuous t is widened by its grid
+    assert sm.exact_rows == 1 and sm.relaxed_rows == 1 and not sm.exact_copy
+    assert 0 < sm.row_slack[1] / sm.row_scale[1] <= 1e-8  # half a grid step of t (coefficient 1)
+    assert sm.obj_rounding < 1e-8  # 1/3 in the objective is rational: exact up to the continuous grid
+    _, term, _, extra = solve_model_cpsat(model, time_limit=30)
+    assert term == Termination.OPTIMAL
     assert extra["cpsat_rounded_rows"] == 0
     assert extra["cpsat_obj_scale"] >= 1
 
