@@ -1,6 +1,6 @@
 """A conformance checker any method (built in or third-party) can be run through.
 
-On tiny instances with brute-force optima:
+On tiny instances with brute-force optima (:func:`check_method`):
 
 * an exact method must return ``termination == "optimal"``, a feasible
   selection whose re-evaluated objective equals the brute-force optimum, and a
@@ -8,6 +8,12 @@ On tiny instances with brute-force optima:
 * a heuristic must return a feasible selection no better than the optimum.
 
 Formulation classes expose tiny instances through ``conformance_instances(seed)``.
+
+On an instance too hard for the time limit (:func:`check_time_limit`), an
+exact method must stop with ``"time_limit"`` (or a proof), return a feasible
+incumbent whenever the formulation knows one (``initial_selection`` or a
+``warm_start_method``), report only a valid bound, and keep to a generous
+wall-clock bound.
 
 >>> from benchsel.solvers.conformance import check_method
 >>> problems = check_method(f, "highs")      # [] when the method conforms
@@ -22,7 +28,7 @@ import numpy as np
 from .api import solve
 from .registry import available_methods, get_method
 
-__all__ = ["brute_force", "check_method", "check_formulation"]
+__all__ = ["brute_force", "check_method", "check_formulation", "check_time_limit"]
 
 
 def brute_force(f: Any, limit: int = 200_000) -> tuple[float, np.ndarray | None]:
@@ -85,3 +91,34 @@ def check_formulation(f: Any, methods: Iterable[str] | None = None, **kw: Any) -
     """Run :func:`check_method` for every method that accepts ``f`` (or those given)."""
     opt, _ = brute_force(f)
     return {m: check_method(f, m, optimum=opt, **kw) for m in (methods or available_methods(f))}
+
+
+def check_time_limit(f: Any, method: str, time_limit: float = 1.0, *, seed: int = 0, wall_factor: float = 3.0,
+                     wall_extra: float = 10.0, **options: Any) -> list[str]:
+    """Problems found when ``method`` runs on ``f`` with ``time_limit`` (empty list: conforms).
+
+    Checked: the wall clock (build included) stays below
+    ``wall_factor * time_limit + wall_extra`` (generous: it only catches hangs);
+    the termination is ``"time_limit"`` unless the method proved its answer
+    (``"optimal"`` / ``"infeasible"``); a feasible selection comes back whenever
+    the formulation knows one; a bound, when reported, is on the right side of
+    the objective.
+    """
+    res = solve(f, method, time_limit=time_limit, seed=seed, **options)
+    tag = f"{method} on {f!r} with time_limit={time_limit:g}"
+    probs: list[str] = []
+    wall = float(res.extra.get("wall_seconds", res.seconds))
+    if wall > wall_factor * time_limit + wall_extra:
+        probs.append(f"{tag}: {wall:.1f} s of wall clock, over {wall_factor:g} x the limit + {wall_extra:g} s")
+    proven = res.termination in ("optimal", "infeasible", "infeasible_or_unbounded")
+    if not proven and res.termination != "time_limit":
+        probs.append(f"{tag}: termination {res.termination.value!r}, expected 'time_limit' (or a proof)")
+    knows = getattr(f, "warm_start_method", None) is not None or f.initial_selection() is not None
+    if knows and res.termination not in ("infeasible", "infeasible_or_unbounded") and not res.feasible:
+        probs.append(f"{tag}: no feasible incumbent although the formulation knows one "
+                     f"({res.extra.get('violations', 'no selection')})")
+    if res.bound is not None and res.feasible:
+        sign = 1.0 if f.sense == "min" else -1.0
+        if sign * (res.bound - res.objective) > 1e-6 * max(1.0, abs(res.objective)):
+            probs.append(f"{tag}: bound {res.bound!r} past the objective {res.objective!r}")
+    return probs

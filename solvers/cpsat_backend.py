@@ -211,9 +211,17 @@ def _row_scales(A: sp.csr_array, A1: sp.csr_array, cont: np.ndarray, resolution:
     grid = 10.0 ** round(k) if abs(k - round(k)) < 1e-12 and round(k) >= 0 else None
     rho = np.ones(m, dtype=float)
     exact = ~bad
-    for r in np.flatnonzero(~bad):
+    dmax = np.ones(m, dtype=np.int64)
+    if A.nnz:
+        np.maximum.at(dmax, row_of, np.maximum(den, 1))
+    q_row = np.ones(m, dtype=float)
+    for r in np.flatnonzero(~bad & (dmax > 1)):  # rows with fractional coefficients: their lcm
         a, b = A.indptr[r], A.indptr[r + 1]
-        q = float(np.lcm.reduce(den[a:b].astype(object))) if b > a else 1.0
+        q_row[r] = float(np.lcm.reduce(den[a:b].astype(object)))
+    simple = ~bad & ~has_cont & (q_row * amax <= 10.0**15) & (q_row * act < cap)
+    rho[simple] = q_row[simple]
+    for r in np.flatnonzero(~bad & ~simple):
+        q = q_row[r]
         if has_cont[r]:
             if grid is None:
                 exact[r] = False
@@ -280,6 +288,10 @@ def scale_model(model: LinearModel, *, digits: int = 15, continuous_resolution: 
     rlb = np.where(np.isfinite(model.row_lb), rlb, -np.inf)
     rub = np.where(np.isfinite(model.row_ub), rub, np.inf)
     act = np.abs(Ai.astype(float)) @ span
+    # a bound beyond the activity range is never binding on that side: clamp it (keeps it in 64 bits)
+    top = np.floor(act) + 1
+    rlb = np.where(np.isfinite(rlb), np.clip(rlb, -top, top), rlb)
+    rub = np.where(np.isfinite(rub), np.clip(rub, -top, top), rub)
     if act.size and act.max() >= _LIMIT:
         r = int(np.argmax(act))
         raise InvalidInputError(
@@ -385,8 +397,12 @@ def _build_proto(cm: Any, cp_model: Any, sm: ScaledModel, deadline: float | None
         proto.variables.add().domain.extend([lo, hi])
     A = sm.A
     ind, dat, ptr = A.indices.tolist(), A.data.tolist(), A.indptr.tolist()
-    lbs = [int(v) if np.isfinite(v) else cp_model.INT_MIN for v in sm.row_lb]
-    ubs = [int(v) if np.isfinite(v) else cp_model.INT_MAX for v in sm.row_ub]
+    fl, fu = np.isfinite(sm.row_lb), np.isfinite(sm.row_ub)
+    lb_arr = np.full(sm.row_lb.size, cp_model.INT_MIN, dtype=np.int64)
+    ub_arr = np.full(sm.row_ub.size, cp_model.INT_MAX, dtype=np.int64)
+    lb_arr[fl] = sm.row_lb[fl].astype(np.int64)  # |bounds| < 2**62 (clamped to the activity range)
+    ub_arr[fu] = sm.row_ub[fu].astype(np.int64)
+    lbs, ubs = lb_arr.tolist(), ub_arr.tolist()
     for r in range(A.shape[0]):
         if deadline is not None and r % 256 == 0 and time.perf_counter() > deadline:
             return False
