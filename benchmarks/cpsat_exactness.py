@@ -26,15 +26,21 @@ import math
 import sys
 import time
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from benchsel.formulations import KMedoids, PositionalProportionality, PositionalRepresentation, RankingRiskReconstruction
+from benchsel.formulations import (
+    KMedoids,
+    PositionalProportionality,
+    PositionalRepresentation,
+    RankingRiskReconstruction,
+)
 from benchsel.solvers import solve
 from benchsel.solvers.conformance import brute_force
 
-__all__ = ["GENERATORS", "make_instance", "check_run", "study", "summarise"]
+__all__ = ["GENERATORS", "check_run", "make_instance", "study", "summarise"]
 
 
 def _rrr(rng: np.random.Generator) -> tuple[Any, dict]:

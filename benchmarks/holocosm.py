@@ -1,41 +1,59 @@
-"""HoloCosm (SPEC F1) benchmark: selection time, optimality gap of the swap search, fidelity.
+"""HoloCosm (SPEC F1) benchmark: search quality, exact solving, time limits, fidelity.
 
 Usage::
 
-    python -m benchsel.benchmarks.holocosm                   # all three parts (several minutes)
-    python -m benchsel.benchmarks.holocosm --quick           # small versions of each part (~1 min)
-    python -m benchsel.benchmarks.holocosm --part timing     # or: optimality, fidelity
-    python -m benchsel.benchmarks.holocosm --out hc.json     # also save every row as JSON
+    python -m benchsel.benchmarks.holocosm --part optimality      # N = 30: swap, anneal vs the proven optimum
+    python -m benchsel.benchmarks.holocosm --part large --n 300   # N = 100 / 300 / 1000: gaps to the best known
+    python -m benchsel.benchmarks.holocosm --part timelimits      # wall clock of every exact backend at its limit
+    python -m benchsel.benchmarks.holocosm --part realfid         # real sets: random, swap, anneal, highs
+    python -m benchsel.benchmarks.holocosm --part manytargets     # synthetic, 200 targets: when the objective pays
+    python -m benchsel.benchmarks.holocosm --part timing          # or: exact, fidelity (the paper's protocol)
+    python -m benchsel.benchmarks.holocosm --quick                # small versions of the original parts
+    python -m benchsel.benchmarks.holocosm --part ... --out hc.json   # also save every row as JSON
 
 Parts:
 
 * ``timing`` — ``"swap"`` at N = 8400 items, K = 14 metrics, M = 6 sources,
   20 % retention, on :func:`benchsel.instances.responses.make_multimetric` tensors;
-  median and max over seeds of the calibration (building the formulation:
-  risk terms and the 128-subset reference bank), the search, and both.
-* ``optimality`` — seeded small instances (default N = 30, K = 3, M = 6,
-  20 % retention) solved to proven optimality by ``"highs"``; gap of the
-  swap search (SPEC settings, and a longer search) to the optimum.
-* ``exact`` — ``"highs"`` (both model forms), ``"cpsat"`` (default and with
-  ``risk_slack=3e-6``) and ``"swap"`` against brute force on 100 random tiny
-  instances (the conformance rules).
-* ``fidelity`` — the paper's protocol (orient, normalise, 6 evenly spaced
-  sources, the rest targets) on the real multi-metric sets
-  (``wmt_mqm/ted_*_multimetric``; ``unieval_topical_chat`` has 6 models, so
-  3 sources and 3 targets there) and on synthetic ones, at 10-50 %
-  retention, several seeds: mean / worst-metric NMAE, Spearman and Kendall
-  tau-b of HoloCosm, Random (plain means, and with the source-assisted
-  correction), AnchorPoints (each single metric — best target by NMAE as in
-  the paper, and the average over targets — and AverageMetric), K-means and
-  the swap search without the ranking constraint; then the paper's claim
-  (35 % lower mean NMAE than Random at 20 %).
+  median and max over seeds of the calibration, the search, and both.
+* ``optimality`` — the README setting (``make_multimetric(6, 30, 3, corr=0.5,
+  n_negative=1, seed=1000 + s)``, 20 % retention, formulation seed ``s``),
+  solved to proven optimality by ``"highs"``; gap of ``"swap"`` (SPEC
+  settings and a longer search) and of ``"anneal"`` (several method seeds)
+  to the optimum, hits and seconds.
+* ``large`` — the same generator at N = 100, 300, 1000: ``"swap"``,
+  ``"anneal"`` (defaults, and with ``time_limit=20``), ``"highs"``
+  (warm-started, time-limited) and a long ``"anneal"`` run; every objective's
+  gap to the best known (the best of all runs).
+* ``timelimits`` — RankingRiskReconstruction N = 300, PositionalProportionality
+  200 x 100 (Mallows, eps = 0.1) and KMedoids N = 2000 under every exact
+  backend at ``time_limit`` 1, 5 and 20 s: wall clock (model building
+  included), termination, incumbent and bound; the goal is
+  ``wall <= 1.5 time_limit + 2`` with a feasible incumbent.
+* ``exact`` — ``"highs"`` (both model forms), ``"cpsat"`` and ``"swap"``
+  against brute force on random tiny instances (the conformance rules); the
+  full CP-SAT study over every formulation is
+  :mod:`benchsel.benchmarks.cpsat_exactness`.
+* ``realfid`` — the real multi-metric sets (WMT TED MQM en-de and zh-en, 6
+  sources; UniEval Topical-Chat, 3 sources), the paper's split, 20 %
+  retention: held-out target NMAE and Spearman of Random with the
+  source-assisted correction (30 seeds), ``"swap"``, ``"anneal"`` and
+  ``"highs"`` (warm-started, time-limited; 5 formulation seeds each), with the
+  source objective beside them; means with 95 % intervals over seeds.
+* ``manytargets`` — synthetic sets with 6 sources and 200 targets drawn from
+  the same model (and a harder one whose targets differ more): the same
+  methods, to show when a lower source objective lowers target NMAE.
+* ``fidelity`` — the paper's protocol on real and synthetic sets at 10-50 %
+  retention: HoloCosm, Random, AnchorPoints, K-means, the ablation.
 
-Timings depend on the machine's load; re-run on a quiet machine for the README.
+Timed parts should run under the shared lock (``flock /work/bench.lock python -m ...``);
+seconds depend on the machine's load.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -92,20 +110,37 @@ def timing_summary(rows: list[dict]) -> dict:
 
 
 # --------------------------------------------------------------------------- optimality
-def optimality(n_instances: int = 20, N: int = 30, K: int = 3, M: int = 6, retention: float = 0.2,
-               time_limit: float = 300.0, threads: int | None = 1, quiet: bool = False) -> list[dict]:
-    """Swap search vs the MILP's proven optimum on seeded small instances; one row per instance."""
+def readme_instance(N: int, seed: int, *, M: int = 6, K: int = 3, retention: float = 0.2) -> RankingRiskReconstruction:
+    """The README's synthetic setting: ``make_multimetric(M, N, K, corr=0.5, n_negative=1, seed=1000 + seed)``,
+    every model a source, ``retention`` 20 %, formulation seed ``seed``."""
+    X = make_multimetric(M, N, K, corr=0.5, n_negative=1, seed=1000 + seed).oriented()
+    return RankingRiskReconstruction(X, retention=retention, seed=seed)
+
+
+SEARCHES = (("swap", "swap", {}), ("swap_long", "swap", {"patience": 10, "max_swaps": 1000}),
+            ("anneal", "anneal", {}))
+
+
+def optimality(n_instances: int = 10, N: int = 30, K: int = 3, M: int = 6, retention: float = 0.2,
+               time_limit: float = 300.0, threads: int | None = 1, method_seeds: int = 3,
+               quiet: bool = False) -> list[dict]:
+    """``"swap"`` and ``"anneal"`` vs the MILP's proven optimum on the README's instances; one row per instance.
+
+    ``"anneal"`` runs with ``method_seeds`` seeds (``anneal_s<k>`` columns); ``"highs"`` (1 thread) proves
+    the optimum with its default warm start.
+    """
     rows = []
+    solve(readme_instance(20, 0), "anneal", seed=0)  # warm-up (imports, registry)
     for s in range(n_instances):
-        X = make_multimetric(M, N, K, corr=0.5, n_negative=1, seed=1000 + s).oriented()
-        f = RankingRiskReconstruction(X, retention=retention, seed=s)
+        f = readme_instance(N, s, M=M, K=K, retention=retention)
         ex = solve(f, "highs", seed=0, time_limit=time_limit, threads=threads)
         row: dict[str, Any] = {"seed": s, "N": N, "K": K, "M": M, "B": f.budget, "eps": f.eps,
                                "milp_termination": ex.termination.value, "milp_objective": ex.objective,
                                "milp_bound": ex.bound, "milp_seconds": ex.seconds}
-        for name, opts in (("swap", {}), ("swap_long", {"patience": 10, "max_swaps": 1000}),
-                           ("bank_best", {"max_swaps": 0})):
-            r = solve(f, "swap", seed=s, **opts)
+        runs = [(name, m, o, s) for name, m, o in SEARCHES if name != "anneal"]
+        runs += [(f"anneal_s{k}", "anneal", {}, 1000 * k + s) for k in range(method_seeds)]
+        for name, method, opts, seed in runs:
+            r = solve(f, method, seed=seed, **opts)
             row[f"{name}_objective"] = r.objective
             row[f"{name}_feasible"] = r.feasible
             row[f"{name}_seconds"] = r.seconds
@@ -113,22 +148,256 @@ def optimality(n_instances: int = 20, N: int = 30, K: int = 3, M: int = 6, reten
                 row[f"{name}_gap"] = (r.objective - ex.objective) / max(abs(ex.objective), 1e-12)
         rows.append(row)
         if not quiet:
-            g = row.get("swap_gap")
+            g = [row.get(f"anneal_s{k}_gap") for k in range(method_seeds)]
             print(f"optimality seed {s}: MILP {ex.termination.value} {ex.objective:.6f} in {ex.seconds:.1f} s; "
-                  f"swap {row['swap_objective']:.6f} (gap {'-' if g is None else f'{100 * g:.1f} %'}), "
-                  f"long swap {row['swap_long_objective']:.6f}", flush=True)
+                  f"swap {row['swap_objective']:.6f}; anneal gaps "
+                  + ", ".join("-" if x is None else f"{100 * x:.2f} %" for x in g), flush=True)
     return rows
 
 
 def optimality_summary(rows: list[dict]) -> dict:
     proven = [r for r in rows if r["milp_termination"] == "optimal"]
+    secs = [r["milp_seconds"] for r in rows]
     out: dict[str, Any] = {"instances": len(rows), "proven": len(proven),
-                           "milp_seconds_median": statistics.median([r["milp_seconds"] for r in rows]) if rows else None}
-    for name in ("swap", "swap_long", "bank_best"):
-        g = [r[f"{name}_gap"] for r in proven]
+                           "milp_seconds_median": statistics.median(secs) if rows else None,
+                           "milp_seconds_max": max(secs, default=None)}
+    names = sorted({k[: -len("_objective")] for r in rows for k in r
+                    if k.endswith("_objective") and k != "milp_objective"})
+    for name in names:
+        g = [r[f"{name}_gap"] for r in proven if f"{name}_gap" in r]
+        t = [r[f"{name}_seconds"] for r in rows if f"{name}_seconds" in r]
         out[name] = {"gap_median": statistics.median(g) if g else None, "gap_max": max(g) if g else None,
-                     "feasible": sum(r[f"{name}_feasible"] for r in rows),
-                     "optimal_hits": sum(abs(x) <= 1e-9 for x in g)}
+                     "feasible": sum(r.get(f"{name}_feasible", False) for r in rows),
+                     "optimal_hits": sum(abs(x) <= 1e-9 for x in g),
+                     "seconds_median": statistics.median(t) if t else None, "seconds_max": max(t) if t else None}
+    return out
+
+
+def _print_optimality(s: dict, N: int) -> None:
+    print(f"\noptimality (README setting, N={N}): {s['proven']}/{s['instances']} proven optimal by HiGHS "
+          f"(median {s['milp_seconds_median']:.1f} s, max {s['milp_seconds_max']:.1f} s)")
+    print("| method | optimum reached | median gap | max gap | median s | max s |")
+    print("|---|---|---|---|---|---|")
+    for name, v in s.items():
+        if isinstance(v, dict) and v.get("gap_median") is not None:
+            print(f"| {name} | {v['optimal_hits']} of {s['proven']} | {100 * v['gap_median']:.1f} % | "
+                  f"{100 * v['gap_max']:.1f} % | {v['seconds_median']:.2f} | {v['seconds_max']:.2f} |")
+    print(flush=True)
+
+
+# --------------------------------------------------------------------------- large instances
+def large(Ns: tuple[int, ...] = (100, 300, 1000), n_instances: int = 3, highs_limit: float = 60.0,
+          long_limit: float = 120.0, quiet: bool = False) -> list[dict]:
+    """Objectives at N = 100-1000 (README generator); one row per (N, instance, run) with its gap to the best known.
+
+    Runs: ``"swap"``; ``"anneal"`` with defaults and with ``time_limit=20``; ``"highs"`` (1 thread,
+    warm-started by its default, ``highs_limit`` s); and ``"anneal"`` for ``long_limit`` s without an
+    iteration cap (``max_iter=10**6, patience=10**6``), which with the others defines the best known.
+    """
+    rows = []
+    solve(readme_instance(20, 0), "anneal", seed=0)
+    for N in Ns:
+        for s in range(n_instances):
+            f = readme_instance(N, s)
+            runs = [("swap", "swap", {}, None), ("anneal", "anneal", {}, None), ("anneal_20s", "anneal", {}, 20.0),
+                    ("highs", "highs", {"threads": 1}, highs_limit),
+                    ("anneal_long", "anneal", {"max_iter": 10**6, "patience": 10**6}, long_limit)]
+            got = []
+            for name, method, opts, tl in runs:
+                r = solve(f, method, seed=s, time_limit=tl, **opts)
+                got.append({"N": N, "instance": s, "B": f.budget, "run": name, "objective": r.objective,
+                            "feasible": r.feasible, "seconds": r.seconds, "termination": r.termination.value,
+                            "bound": r.bound})
+                if not quiet:
+                    print(f"large N={N} seed {s} {name}: {r.objective:.6g} in {r.seconds:.1f} s "
+                          f"({r.termination.value})", flush=True)
+            best = min(g["objective"] for g in got if g["feasible"])
+            swap_obj = next(g["objective"] for g in got if g["run"] == "swap")
+            for g in got:
+                g["best_known"] = best
+                g["gap_to_best"] = (g["objective"] - best) / max(abs(best), 1e-12)
+                g["ratio_to_swap"] = g["objective"] / swap_obj
+            rows += got
+    return rows
+
+
+def large_summary(rows: list[dict]) -> dict:
+    out: dict[str, Any] = {}
+    for N in sorted({r["N"] for r in rows}):
+        for run in dict.fromkeys(r["run"] for r in rows):
+            rs = [r for r in rows if r["N"] == N and r["run"] == run]
+            if rs:
+                out[f"{N}|{run}"] = {"gap_median": statistics.median(r["gap_to_best"] for r in rs),
+                                     "gap_max": max(r["gap_to_best"] for r in rs),
+                                     "ratio_to_swap_max": max(r["ratio_to_swap"] for r in rs),
+                                     "seconds_median": statistics.median(r["seconds"] for r in rs),
+                                     "seconds_max": max(r["seconds"] for r in rs), "instances": len(rs)}
+    runs = [r for r in rows if r["run"] == "anneal"]
+    if runs:
+        out["anneal_median_gap_all"] = statistics.median(r["gap_to_best"] for r in runs)
+    return out
+
+
+def _print_large(s: dict) -> None:
+    print("\n| N | run | median gap to best known | max gap | max objective / swap's | median s | max s |")
+    print("|---|---|---|---|---|---|---|")
+    for k, v in s.items():
+        if isinstance(v, dict):
+            N, run = k.split("|")
+            print(f"| {N} | {run} | {100 * v['gap_median']:.1f} % | {100 * v['gap_max']:.1f} % | "
+                  f"{v['ratio_to_swap_max']:.3f} | {v['seconds_median']:.1f} | {v['seconds_max']:.1f} |")
+    if "anneal_median_gap_all" in s:
+        print(f"anneal (defaults), median gap to the best known over every N: {100 * s['anneal_median_gap_all']:.2f} %")
+    print(flush=True)
+
+
+# --------------------------------------------------------------------------- time limits
+def time_limit_instances() -> dict[str, Any]:
+    """The issue's three time-limit instances (built once; their construction is not timed)."""
+    from benchsel.formulations import PositionalProportionality
+    from benchsel.instances.scores import mallows_profile
+    from benchsel.instances.synthetic import make_kmedoids
+
+    return {
+        "RRR N=300": readme_instance(300, 0),
+        "proportionality 200x100": PositionalProportionality.from_scores(mallows_profile(200, 100, phi=0.9, seed=0),
+                                                                         eps=0.1),
+        "k-medoids N=2000": make_kmedoids(2000, 10, seed=0),
+    }
+
+
+def time_limits(limits: tuple[float, ...] = (1.0, 5.0, 20.0), methods: tuple[str, ...] = ("highs", "cpsat", "pyomo"),
+                names: tuple[str, ...] | None = None, quiet: bool = False) -> list[dict]:
+    """Wall clock of every exact backend at each limit; one row per (instance, method, limit)."""
+    insts = time_limit_instances()
+    solve(readme_instance(20, 0), "highs", time_limit=5)  # warm-up: imports
+    rows = []
+    for name, f in insts.items():
+        if names and name not in names:
+            continue
+        for m in methods:
+            for tl in limits:
+                t0 = time.perf_counter()
+                r = solve(f, m, time_limit=tl, seed=0)
+                wall = time.perf_counter() - t0
+                row = {"instance": name, "method": m, "time_limit": tl, "wall": wall,
+                       "target": 1.5 * tl + 2.0, "within": wall <= 1.5 * tl + 2.0,
+                       "termination": r.termination.value, "feasible": r.feasible, "objective": r.objective,
+                       "bound": r.bound, "incumbent": r.extra.get("incumbent"),
+                       "note": r.extra.get("model_build") or r.extra.get("pyomo_build") or r.extra.get("cpsat_build")
+                       or (r.extra.get("highs_status") if "abandoned" in str(r.extra.get("highs_status")) else None)}
+                rows.append(row)
+                if not quiet:
+                    print(f"timelimit {name} {m} {tl:g} s: wall {wall:.2f} s (target {row['target']:.1f}), "
+                          f"{row['termination']}, feasible {row['feasible']}, objective {row['objective']:.6g}, "
+                          f"bound {row['bound']}, incumbent {row['incumbent']}"
+                          + (f" [{row['note']}]" if row["note"] else ""), flush=True)
+    return rows
+
+
+def _print_time_limits(rows: list[dict]) -> None:
+    print("\n| instance | method | time limit | wall s | <= 1.5 limit + 2 | termination | feasible incumbent | "
+          "from | bound |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        b = "-" if r["bound"] is None else f"{r['bound']:.4g}"
+        print(f"| {r['instance']} | {r['method']} | {r['time_limit']:g} | {r['wall']:.2f} | "
+              f"{'yes' if r['within'] else 'NO'} | {r['termination']} | {'yes' if r['feasible'] else 'NO'} | "
+              f"{r['incumbent']} | {b} |")
+    print(f"within target: {sum(r['within'] for r in rows)}/{len(rows)}; feasible incumbent: "
+          f"{sum(r['feasible'] for r in rows)}/{len(rows)}", flush=True)
+
+
+# --------------------------------------------------------------------------- fidelity: random vs swap/anneal/highs
+REAL_SETS = (("ted_ende", "wmt_mqm/ted_ende_multimetric.npz", 6), ("ted_zhen", "wmt_mqm/ted_zhen_multimetric.npz", 6),
+             ("unieval_topical_chat", "unieval_topical_chat/topical_chat_multimetric.npz", 3))
+
+
+def _interval(v: list[float]) -> dict[str, float]:
+    a = np.asarray([x for x in v if np.isfinite(x)], dtype=float)
+    if a.size == 0:
+        return {"mean": math.nan, "lo": math.nan, "hi": math.nan, "sd": math.nan, "n": 0}
+    return {"mean": float(a.mean()), "lo": float(np.percentile(a, 2.5)), "hi": float(np.percentile(a, 97.5)),
+            "sd": float(a.std(ddof=1)) if a.size > 1 else 0.0, "n": int(a.size)}
+
+
+def compare_fidelity(sets: list[dict], retention: float = 0.2, random_seeds: int = 30, seeds: int = 5,
+                     highs_limit: float = 30.0, quiet: bool = False) -> list[dict]:
+    """One row per (dataset, method, seed): target NMAE / Spearman of the source-assisted estimate and R_mean."""
+    rows = []
+    for ds in sets:
+        X, Yt = ds["X"], ds["Yt"]
+        muY = Yt.mean(axis=1)
+        t0 = time.perf_counter()
+
+        def record(method: str, seed: int, f: RankingRiskReconstruction, sel: np.ndarray, ds: dict = ds,
+                   Yt: np.ndarray = Yt, muY: np.ndarray = muY) -> None:
+            est = f.estimate(sel, Yt[:, sel, :])
+            fd = fidelity(est, muY)
+            rm, rr = f.risks(sel)
+            rows.append({"dataset": ds["name"], "kind": ds["kind"], "retention": retention, "method": method,
+                         "seed": seed, "B": f.budget, "R_mean": rm, "R_rank": rr, "feasible": bool(f.is_feasible(sel)),
+                         "n_targets": int(Yt.shape[0]), **fd.summary()})
+
+        f0 = RankingRiskReconstruction(X, retention=retention, seed=0)
+        for s in range(random_seeds):
+            record("random_sac", s, f0, random_baseline(f0, s, correction=True).selection)
+        for s in range(seeds):
+            f = RankingRiskReconstruction(X, retention=retention, seed=s)
+            for method, opts in (("swap", {}), ("anneal", {}), ("highs", {"time_limit": highs_limit, "threads": 1})):
+                r = solve(f, method, seed=s, **opts)
+                record(method, s, f, r.selection)
+        if not quiet:
+            print(f"fidelity {ds['name']} (N={ds['N']}, K={ds['K']}, {ds['n_sources']} sources, {ds['n_targets']} "
+                  f"targets): {time.perf_counter() - t0:.1f} s", flush=True)
+    return rows
+
+
+def compare_summary(rows: list[dict]) -> dict:
+    out: dict[str, Any] = {}
+    for ds in dict.fromkeys(r["dataset"] for r in rows):
+        for m in dict.fromkeys(r["method"] for r in rows):
+            rs = [r for r in rows if r["dataset"] == ds and r["method"] == m]
+            if rs:
+                out[f"{ds}|{m}"] = {k: _interval([r[k] for r in rs]) for k in ("mean_nmae", "mean_sp", "R_mean")}
+                out[f"{ds}|{m}"]["n_targets"] = rs[0]["n_targets"]
+    return out
+
+
+def _print_compare(s: dict, title: str) -> None:
+    print(f"\n{title}: mean over seeds [95 % interval over seeds]; sd in parentheses")
+    print("| set | targets | method | seeds | source R_mean | target mean NMAE | target mean Spearman |")
+    print("|---|---|---|---|---|---|---|")
+    for k, v in s.items():
+        ds, m = k.split("|")
+        a, b, c = v["R_mean"], v["mean_nmae"], v["mean_sp"]
+        print(f"| {ds} | {v['n_targets']} | {m} | {b['n']} | {a['mean']:.4f} [{a['lo']:.4f}, {a['hi']:.4f}] | "
+              f"{b['mean']:.4f} [{b['lo']:.4f}, {b['hi']:.4f}] ({b['sd']:.4f}) | "
+              f"{c['mean']:.3f} [{c['lo']:.3f}, {c['hi']:.3f}] ({c['sd']:.3f}) |")
+    print(flush=True)
+
+
+def real_sets(data_dir: Path | None = None) -> list[dict]:
+    """The three real multi-metric sets, split by the paper's protocol (empty when the data is absent)."""
+    data_dir = data_dir or default_data_dir()
+    out = []
+    if data_dir is None or not (data_dir / "responses").is_dir():
+        print("realfid: shared data not found", file=sys.stderr)
+        return out
+    for name, rel, ns in REAL_SETS:
+        R = load_responses(data_dir / "responses" / rel)
+        out.append(_split(name, R, ns, "real"))
+    return out
+
+
+def many_target_sets(n_items: int = 1000, n_targets: int = 200) -> list[dict]:
+    """Synthetic sets with 6 sources and many targets: the same generator (``close``: corr 0.6, K = 6,
+    2 anti-correlated metrics) and one with more topic structure and noise (``noisy``)."""
+    out = []
+    for name, kw in (("synth_close", dict(corr=0.6, n_negative=2, seed=201)),
+                     ("synth_noisy", dict(corr=0.3, n_negative=2, topic_strength=1.5, noise=0.1, seed=202))):
+        R = make_multimetric(6 + n_targets, n_items, 6, **kw)
+        out.append(_split(name, R, 6, "synthetic"))
     return out
 
 
@@ -142,7 +411,8 @@ def exact_check(n_instances: int = 100, quiet: bool = False) -> dict:
     from benchsel.solvers.conformance import brute_force, check_method
 
     cfg = {"highs": ("highs", {}), "highs_separate_aux": ("highs", {"pools": "separate", "muhat": "aux"}),
-           "cpsat": ("cpsat", {}), "cpsat_risk_slack_3e-6": ("cpsat", {"risk_slack": 3e-6}), "swap": ("swap", {})}
+           "cpsat": ("cpsat", {}), "cpsat_separate_aux": ("cpsat", {"pools": "separate", "muhat": "aux"}),
+           "swap": ("swap", {}), "anneal": ("anneal", {})}
     ok = {k: 0 for k in cfg}
     tight = 0
     for s in range(n_instances):
@@ -267,11 +537,15 @@ def fidelity_summary(rows: list[dict], quiet: bool = False) -> dict:
         if 0.2 in rhos:
             h = [agg[(d, 0.2, "holocosm")] for d in names]
             r = [agg[(d, 0.2, "random")] for d in names]
+            def reduction(key: str, h: list = h, r: list = r) -> float:
+                return float(1 - np.mean([x[key] for x in h]) / np.mean([x[key] for x in r]))
+
             out["claim"][group] = {
                 "datasets": names,
-                "mean_nmae_reduction_of_macro": 1 - np.mean([x["mean_nmae"] for x in h]) / np.mean([x["mean_nmae"] for x in r]),
-                "worst_nmae_reduction_of_macro": 1 - np.mean([x["worst_nmae"] for x in h]) / np.mean([x["worst_nmae"] for x in r]),
-                "mean_nmae_reduction_per_dataset": {d: 1 - a["mean_nmae"] / b["mean_nmae"] for d, a, b in zip(names, h, r)},
+                "mean_nmae_reduction_of_macro": reduction("mean_nmae"),
+                "worst_nmae_reduction_of_macro": reduction("worst_nmae"),
+                "mean_nmae_reduction_per_dataset": {d: 1 - a["mean_nmae"] / b["mean_nmae"]
+                                                    for d, a, b in zip(names, h, r)},
                 "wins_mean_nmae": sum(a["mean_nmae"] < b["mean_nmae"] for a, b in zip(h, r)),
                 "wins_mean_sp": sum(a["mean_sp"] > b["mean_sp"] for a, b in zip(h, r)),
             }
@@ -293,14 +567,15 @@ def _print_tables(agg: dict, out: dict, dsets: list[str], rhos: list[float]) -> 
                              f"{v['mean_nmae']:7.3f}{v['worst_nmae']:7.3f}{v['mean_sp']:8.3f}{v['worst_sp']:8.3f}")
             print(f"  {m:24}" + "".join(cells))
     for key in sorted({k.split("|")[0] for k in out["macro"]}):
-        print(f"\nMacro average over {key} datasets (equal weight): mean NMAE / worst NMAE / mean SP / worst SP / mean tau")
+        print(f"\nMacro average over {key} datasets (equal weight): "
+              "mean NMAE / worst NMAE / mean SP / worst SP / mean tau")
         for rho in rhos:
             print(f"  retention {int(100 * rho)}%")
             for m in REPORTED:
                 v = out["macro"].get(f"{key}|{rho}|{m}")
                 if v:
-                    print(f"    {m:24}{v['mean_nmae']:8.4f}{v['worst_nmae']:8.4f}{v['mean_sp']:8.4f}{v['worst_sp']:8.4f}"
-                          f"{v['mean_tau']:8.4f}   feasible share {v['feasible']:.2f}")
+                    print(f"    {m:24}{v['mean_nmae']:8.4f}{v['worst_nmae']:8.4f}{v['mean_sp']:8.4f}"
+                          f"{v['worst_sp']:8.4f}{v['mean_tau']:8.4f}   feasible share {v['feasible']:.2f}")
     print("\nPaper's claim at 20 %: HoloCosm mean NMAE 35.3 % (worst 39.5 %) lower than Random")
     for g, c in out["claim"].items():
         per = ", ".join(f"{d} {100 * v:+.1f}%" for d, v in c["mean_nmae_reduction_per_dataset"].items())
@@ -311,47 +586,73 @@ def _print_tables(agg: dict, out: dict, dsets: list[str], rhos: list[float]) -> 
 
 
 # --------------------------------------------------------------------------- main
+PARTS = ("timing", "optimality", "large", "timelimits", "exact", "realfid", "manytargets", "fidelity")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.holocosm", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small versions of every part")
-    ap.add_argument("--part", choices=("all", "timing", "optimality", "exact", "fidelity"), default="all")
-    ap.add_argument("--seeds", type=int, default=None, help="seeds for timing and fidelity (default 5; quick 2)")
-    ap.add_argument("--instances", type=int, default=None, help="optimality instances (default 20; quick 5)")
+    ap.add_argument("--quick", action="store_true", help="small versions of the original parts (timing, optimality, "
+                                                         "exact, fidelity)")
+    ap.add_argument("--part", choices=("all", *PARTS), default="all",
+                    help="one part ('all': timing, optimality, exact, fidelity)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds for timing, fidelity, realfid (default 5; quick 2)")
+    ap.add_argument("--instances", type=int, default=None, help="optimality (10) / large (3) instances")
     ap.add_argument("--opt-n", type=int, default=None, help="items per optimality instance (default 30; quick 20)")
+    ap.add_argument("--n", type=int, nargs="*", default=None, help="large: item counts (default 100 300 1000)")
+    ap.add_argument("--limits", type=float, nargs="*", default=None, help="timelimits: limits (default 1 5 20)")
+    ap.add_argument("--methods", nargs="*", default=None, help="timelimits: backends (default highs cpsat pyomo)")
     ap.add_argument("--time-limit", type=float, default=300.0, help="MILP seconds per optimality instance")
     ap.add_argument("--threads", type=int, default=1, help="HiGHS threads for the optimality part")
     ap.add_argument("--out", type=Path, default=None, help="write all rows and summaries as JSON")
     a = ap.parse_args(argv)
     seeds = a.seeds or (2 if a.quick else 5)
     report: dict[str, Any] = {"quick": a.quick, "seeds": seeds}
-    if a.part in ("all", "timing"):
+
+    def want(p: str) -> bool:
+        return a.part == p or (a.part == "all" and p in ("timing", "optimality", "exact", "fidelity"))
+
+    if want("timing"):
         rows = timing(seeds=seeds)
         s = timing_summary(rows)
         report["timing"] = {"rows": rows, "summary": s}
-        print(f"\nswap at N=8400, K=14, M=6, 20 % retention, {seeds} seeds: search median {s['swap_s']['median']:.3f} s "
+        print(f"\nswap at N=8400, K=14, M=6, 20 % retention, {seeds} seeds: "
+              f"search median {s['swap_s']['median']:.3f} s "
               f"(max {s['swap_s']['max']:.3f}); calibration median {s['calibration_s']['median']:.3f} s; "
               f"total median {s['total_s']['median']:.3f} s (max {s['total_s']['max']:.3f})\n", flush=True)
-    if a.part in ("all", "optimality"):
-        n_inst = a.instances or (5 if a.quick else 20)
+    if want("optimality"):
+        n_inst = a.instances or (5 if a.quick else 10)
         N = a.opt_n or (20 if a.quick else 30)
-        rows = optimality(n_instances=n_inst, N=N, time_limit=a.time_limit, threads=a.threads)
+        rows = optimality(n_instances=n_inst, N=N, time_limit=a.time_limit, threads=a.threads,
+                          method_seeds=1 if a.quick else 3)
         s = optimality_summary(rows)
         report["optimality"] = {"rows": rows, "summary": s}
-        print(f"\noptimality (N={N}, K=3, M=6, 20 % retention): {s['proven']}/{s['instances']} proven optimal by HiGHS "
-              f"(median {s['milp_seconds_median']:.1f} s)")
-        for name in ("swap", "swap_long", "bank_best"):
-            v = s[name]
-            if v["gap_median"] is not None:
-                print(f"  {name:10} gap to optimum: median {100 * v['gap_median']:.1f} %, max {100 * v['gap_max']:.1f} %; "
-                      f"optimum hit {v['optimal_hits']}/{s['proven']}; feasible {v['feasible']}/{s['instances']}")
-        print(flush=True)
-    if a.part in ("all", "exact"):
+        _print_optimality(s, N)
+    if want("large"):
+        rows = large(tuple(a.n or (100, 300, 1000)), n_instances=a.instances or 3)
+        s = large_summary(rows)
+        report["large"] = {"rows": rows, "summary": s}
+        _print_large(s)
+    if want("timelimits"):
+        rows = time_limits(tuple(a.limits or (1.0, 5.0, 20.0)), tuple(a.methods or ("highs", "cpsat", "pyomo")))
+        report["timelimits"] = {"rows": rows}
+        _print_time_limits(rows)
+    if want("exact"):
         s = exact_check(20 if a.quick else 100)
         report["exact"] = s
         print(f"\nexact backends vs brute force on {s['instances']} tiny instances ({s['optimum_at_eps']} optima at "
               f"R_rank = eps): " + ", ".join(f"{k} {v}/{s['instances']}" for k, v in s["conforming"].items()) + "\n",
               flush=True)
-    if a.part in ("all", "fidelity"):
+    if want("realfid"):
+        rows = compare_fidelity(real_sets(), seeds=seeds)
+        s = compare_summary(rows)
+        report["realfid"] = {"rows": rows, "summary": s}
+        _print_compare(s, "Real sets, 20 % retention")
+    if want("manytargets"):
+        rows = compare_fidelity(many_target_sets(), seeds=seeds, highs_limit=20.0)
+        s = compare_summary(rows)
+        report["manytargets"] = {"rows": rows, "summary": s}
+        _print_compare(s, "Synthetic, 6 sources and 200 targets, 20 % retention")
+    if want("fidelity"):
         sets = datasets(a.quick)
         rhos = (0.2,) if a.quick else RETENTIONS
         rows = fidelity_runs(sets, rhos, seeds)

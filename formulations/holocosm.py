@@ -28,8 +28,9 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from benchsel.solvers.validation import as_array, check_choice, check_float, che
 
 from .base import Check, Formulation
 
-__all__ = ["RankingRiskReconstruction", "RiskTerms", "Fidelity", "fidelity", "weighted_estimate", "FEAS_TOL"]
+__all__ = ["FEAS_TOL", "Fidelity", "RankingRiskReconstruction", "RiskTerms", "fidelity", "weighted_estimate"]
 
 #: Absolute tolerance of the ranking constraint: feasible when ``R_rank <= eps + FEAS_TOL``.
 FEAS_TOL = 1e-9
@@ -123,7 +124,7 @@ def _pool_mask(M: int) -> np.ndarray:
 
 def _build_terms(X: np.ndarray, mu: np.ndarray, lam: float) -> tuple[RiskTerms, _PoolTerms]:
     """Scales, valid pairs and weights of SPEC F1 (X oriented, shape (M, N, K); mu shape (M, K))."""
-    M, N, K = X.shape
+    M, _, K = X.shape
     mask = _pool_mask(M)
     P = mask.shape[0]
     size = mask.sum(axis=1).astype(float)  # |A_p|
@@ -257,21 +258,29 @@ class RankingRiskReconstruction(Formulation):
       ``"aux"``: one free error variable ``e[m,k] = muhat - mu`` per (model,
       metric) defined by an equality row, which the other rows reference
       (``M*K*N`` instead of ``(2 M K + 2 G) N`` non-zeros; a much smaller LP
-      for large ``N``). CP-SAT rounds equality rows with non-integral
-      coefficients to infeasibility: use ``"inline"`` with it.
-    * ``risk_slack`` (float >= 0, default 0): added to the risk row's bound.
-      CP-SAT puts continuous columns on a grid (``continuous_resolution``,
-      1e-6 normalised units) and so over-states each pair loss by up to one
-      step; a subset whose ``R_rank`` lies within about ``(1 + lam) * 1e-6``
-      of ``eps`` (the calibrated ``eps`` is attained by a bank subset) can be
-      cut off. ``risk_slack=3e-6`` restores it; every answer is still checked
+      for large ``N``).
+    * ``symmetry=True`` (default): items with identical responses are
+      interchangeable, so only the first ones of each group may be chosen
+      (``x[i1] >= x[i2] >= ...`` within a group); every selection has an
+      equivalent one that satisfies these rows (same risks), so the optimum
+      is unchanged. :meth:`canonical_selection` maps a selection to it.
+    * ``lattice=True`` (default): when every response of a (model, metric)
+      term is a multiple of a grid ``delta`` (binary or integer scores, say),
+      ``B * muhat`` lies on that grid, so ``|muhat - mu| >=
+      dist(B mu, delta Z) / B`` for every selection: a proven lower bound on
+      the term's column (0 for continuous data).
+    * ``risk_slack`` (float >= 0, default 0): added to the risk row's bound
+      (kept for compatibility: CP-SAT's copy no longer needs it, see
+      :mod:`benchsel.solvers.cpsat_backend`); every answer is still checked
       against ``eps + 1e-9`` by :meth:`check`.
     """
 
     sense = "min"
-    model_options = {"pools": ("merged", "separate"), "muhat": ("inline", "aux"), "risk_slack": None}
+    model_options: ClassVar[Mapping[str, tuple[Any, ...] | None]] = {
+        "pools": ("merged", "separate"), "muhat": ("inline", "aux"), "risk_slack": None, "symmetry": (True, False),
+        "lattice": (True, False)}
     #: The heuristic the exact backends run (on a share of the time limit) for their default warm start.
-    warm_start_method = "anneal"
+    warm_start_method: ClassVar[str] = "anneal"
 
     def __init__(self, X: Any, budget: int | None = None, *, retention: float | None = None, seed: int = 0,
                  quantile: float = 0.25, bank_size: int = 128, lam: float = 1.0, eps: float | None = None,
@@ -304,7 +313,7 @@ class RankingRiskReconstruction(Formulation):
             B = check_int(budget, "budget", low=1, high=N - 1, low_doc="1", high_doc=f"N - 1 = {N - 1}")
         else:
             rho = check_float(retention, "retention", low=0.0, high=1.0, low_open=True, high_open=True)
-            B = max(1, int(round(rho * N)))
+            B = max(1, round(rho * N))
             if B >= N:
                 raise InvalidInputError(
                     f"retention: B = max(1, round(retention * N)) = {B} must be below N = {N}; got retention={rho:g}"
@@ -533,7 +542,7 @@ class RankingRiskReconstruction(Formulation):
     def _terms_for_model(self, pools: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(mean term flat index, mean term weight, pair term index into ``terms``, pair term weight)."""
         t = self.terms
-        M, K = self.mu.shape
+        K = self.mu.shape[1]
         if pools == "merged":
             mi = np.flatnonzero(t.mean_w > 0)
             return mi, t.mean_w[mi], np.arange(t.pair_w.size), t.pair_w.copy()
@@ -542,8 +551,56 @@ class RankingRiskReconstruction(Formulation):
         pp, gg = np.nonzero(pt.pair_w > 0)
         return mm * K + kk, pt.mean_w[pm, mm, kk], gg, pt.pair_w[pp, gg]
 
+    # ------------------------------------------------------------- symmetry and lattice
+    def identical_groups(self) -> list[np.ndarray]:
+        """Groups (of 2 or more, each sorted) of items whose responses are identical on every model and metric."""
+        _, inv, cnt = np.unique(self._Xt, axis=0, return_inverse=True, return_counts=True)
+        inv = np.asarray(inv).ravel()
+        order = np.argsort(inv, kind="stable")
+        bounds = np.cumsum(cnt)[:-1]
+        return [g for g in np.split(order, bounds) if g.size > 1]
+
+    def canonical_selection(self, selection: Any) -> np.ndarray:
+        """The equivalent selection (same risks) that takes the first items of each identical group."""
+        S = self.as_selection(selection)
+        in_S = np.zeros(self.n_items, dtype=bool)
+        in_S[S] = True
+        for g in self.identical_groups():
+            k = int(in_S[g].sum())
+            in_S[g] = False
+            in_S[g[:k]] = True
+        return np.flatnonzero(in_S).astype(np.int64)
+
+    def term_floors(self) -> np.ndarray:
+        """Proven lower bounds of ``|muhat - mu|`` per (model, metric), shape (M*K,) (0 off a lattice).
+
+        When every item's response ``v`` of a term is a multiple of a grid
+        ``delta`` (rationals with denominators up to 1000, after removing a
+        common offset ``v[0]``), ``B * muhat = B v[0] + delta * z`` with an integer
+        ``z``, so ``|muhat - mu| >= dist(B (mu - v[0]), delta Z) / B``.
+        """
+        from fractions import Fraction
+
+        B = self.budget
+        out = np.zeros(self._Xt.shape[1])
+        for q in range(self._Xt.shape[1]):
+            v = self._Xt[:, q] - self._Xt[0, q]
+            u = np.unique(np.abs(v[v != 0]))
+            if u.size == 0 or u.size > 2000:
+                continue
+            fr = [Fraction(float(a)).limit_denominator(1000) for a in u]
+            if any(abs(float(a) - b) > 1e-12 * max(1.0, b) for a, b in zip(fr, u)):
+                continue
+            den = math.lcm(*(a.denominator for a in fr))
+            g = math.gcd(*(int(a * den) for a in fr))
+            delta = g / den
+            target = B * (self._mu_flat[q] - self._Xt[0, q])
+            dist = abs(target - delta * round(target / delta))
+            out[q] = max(dist - 1e-9 * max(1.0, abs(target)), 0.0) / B
+        return out
+
     def linear_model(self, *, allow_lazy: bool = False, pools: str = "merged", muhat: str = "inline",
-                     risk_slack: float = 0.0) -> LinearModel:
+                     risk_slack: float = 0.0, symmetry: bool = True, lattice: bool = True) -> LinearModel:
         """The MILP of SPEC F1 (see the class notes); all columns have finite bounds.
 
         Parameters
@@ -554,8 +611,12 @@ class RankingRiskReconstruction(Formulation):
         muhat : {"inline", "aux"}
         risk_slack : float
             Added to the bound of the risk row (see the class notes).
+        symmetry, lattice : bool
+            Order identical items; bound each term by its lattice floor (see the class notes).
         """
         risk_slack = check_float(risk_slack, "risk_slack", low=0.0)
+        check_choice(symmetry, "symmetry", (True, False))
+        check_choice(lattice, "lattice", (True, False))
         check_choice(pools, "pools", self.model_options["pools"])
         check_choice(muhat, "muhat", self.model_options["muhat"])
         t = self.terms
@@ -583,9 +644,10 @@ class RankingRiskReconstruction(Formulation):
         t_ub = pad(c_g * np.maximum(-dhat_lo, 0.0))
         u_ub = pad(lam_m * np.maximum(np.maximum(hi[mi], -lo[mi]), 0.0))
         lo, hi = -pad(-lo), pad(hi)
+        u_lb = lam_m * self.term_floors()[mi] if lattice else np.zeros(nm)
         b = ModelBuilder(f"holocosm_{pools}_{muhat}")
         x = b.add_vars("x", N, lb=0, ub=1, integer=True)
-        u = b.add_vars("u", nm, lb=0.0, ub=u_ub, cost=1.0 / max(nm, 1))
+        u = b.add_vars("u", nm, lb=u_lb, ub=np.maximum(u_ub, u_lb), cost=1.0 / max(nm, 1))
         s = b.add_vars("s", ng, lb=0.0, ub=s_ub)
         tv = b.add_vars("t", ng, lb=0.0, ub=t_ub)
         b.add_cardinality("card", x, B)
@@ -633,16 +695,27 @@ class RankingRiskReconstruction(Formulation):
                        vals=np.concatenate([np.ones(ng), dcoef]), lb=c_g * gd)
             b.add_rows("reversal", rows=np.concatenate([r, rr]), cols=np.concatenate([tv, xs]),
                        vals=np.concatenate([np.ones(ng), dcoef]), lb=np.zeros(ng))
+        n_sym = 0
+        if symmetry:
+            pairs = [(g[:-1], g[1:]) for g in self.identical_groups()]
+            if pairs:
+                a_i = np.concatenate([p[0] for p in pairs])
+                b_i = np.concatenate([p[1] for p in pairs])
+                n_sym = a_i.size
+                r = np.arange(n_sym)
+                b.add_rows("symmetry", rows=np.concatenate([r, r]), cols=np.concatenate([x[a_i], x[b_i]]),
+                           vals=np.concatenate([np.ones(n_sym), -np.ones(n_sym)]), lb=np.zeros(n_sym))
         if ng:
             b.add_rows("risk", rows=np.zeros(2 * ng, np.int64), cols=np.concatenate([s, tv]),
                        vals=np.concatenate([np.full(ng, 1.0 / ng), np.full(ng, self.lam / ng)]),
                        ub=[self.eps + FEAS_TOL + risk_slack])
         return b.build(selection_block="x", selection_items=np.arange(N),
-                       meta={"pools": pools, "muhat": muhat, "eps": self.eps, "mean_terms": nm, "pair_terms": ng})
+                       meta={"pools": pools, "muhat": muhat, "eps": self.eps, "mean_terms": nm, "pair_terms": ng,
+                             "symmetry_rows": n_sym, "lattice_floor": float(u_lb.sum() / max(nm, 1))})
 
     # ----------------------------------------------------------- conformance
     @classmethod
-    def conformance_instances(cls, seed: int = 0) -> list["RankingRiskReconstruction"]:
+    def conformance_instances(cls, seed: int = 0) -> list[RankingRiskReconstruction]:
         """Tiny instances: leave-one-out pools (M=4, 5), one pool (M=3), a lower-is-better
         metric with a tie and a constant metric, and an explicit infeasible ``eps``."""
         rng = np.random.default_rng(seed)

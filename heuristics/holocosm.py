@@ -45,20 +45,20 @@ from benchsel.solvers.validation import as_array, check_int, check_rng
 from ._common import Clock, output, progress
 
 __all__ = [
-    "swap_search",
-    "SwapOutcome",
-    "anneal_search",
     "AnnealOutcome",
-    "SwapScorer",
-    "polish_swaps",
-    "descent",
     "BaselineSelection",
-    "random_baseline",
+    "SwapOutcome",
+    "SwapScorer",
     "anchorpoints",
+    "anneal_search",
     "average_metric",
-    "kmeans_baseline",
-    "swap_unconstrained",
+    "descent",
     "holocosm_selection",
+    "kmeans_baseline",
+    "polish_swaps",
+    "random_baseline",
+    "swap_search",
+    "swap_unconstrained",
 ]
 
 

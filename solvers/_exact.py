@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,21 @@ from .model import LinearModel
 from .options import Option
 from .result import MethodOutput, Termination
 
-__all__ = ["COMMON_OPTIONS", "Budget", "ExactRun", "SolveStep", "run_exact", "prepare", "remaining",
-           "formulation_bound", "true_key", "linear_acceptor", "gap_tolerance", "call_with_deadline", "wall_grace"]
+__all__ = [
+    "COMMON_OPTIONS",
+    "Budget",
+    "ExactRun",
+    "SolveStep",
+    "call_with_deadline",
+    "formulation_bound",
+    "gap_tolerance",
+    "linear_acceptor",
+    "prepare",
+    "remaining",
+    "run_exact",
+    "true_key",
+    "wall_grace",
+]
 
 #: Options every exact backend takes.
 COMMON_OPTIONS: tuple[Option, ...] = (
@@ -333,6 +347,9 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     ws, ws_source = _warm_start(f, opts.get("warm_start"), budget, seed)
     ws_seconds = time.perf_counter() - t0
     ws_value = key(ws) if ws is not None else None
+    canon = getattr(f, "canonical_selection", None)
+    if ws is not None and callable(canon):  # the model may order interchangeable items: hand over that form
+        ws = canon(ws)
     opts["warm_start"] = ws
     extra: dict[str, Any] = {"warm_start_source": ws_source, "warm_start_seconds": ws_seconds,
                              "warm_start_objective": None if ws_value is None else _sign(f) * ws_value}
@@ -344,8 +361,8 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
         extra["model_build"] = "unfinished at the time limit"
         sel = ws if ws_value is not None else None
         extra["incumbent"] = "warm_start" if sel is not None else None
-        return MethodOutput(sel, Termination.TIME_LIMIT, None, ws_seconds + build_s, budget.elapsed - ws_seconds - build_s,
-                            extra)
+        return MethodOutput(sel, Termination.TIME_LIMIT, None, ws_seconds + build_s,
+                            budget.elapsed - ws_seconds - build_s, extra)
     t2 = time.perf_counter()
     step = solve(ExactRun(f, model, opts, budget, seed, ws, ws_value, key))
     solve_s = time.perf_counter() - t2 - step.build_seconds

@@ -21,14 +21,15 @@ wall-clock bound.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from .api import solve
 from .registry import available_methods, get_method
 
-__all__ = ["brute_force", "check_method", "check_formulation", "check_time_limit"]
+__all__ = ["brute_force", "check_formulation", "check_method", "check_time_limit"]
 
 
 def brute_force(f: Any, limit: int = 200_000) -> tuple[float, np.ndarray | None]:
@@ -70,7 +71,8 @@ def check_method(f: Any, method: str, *, optimum: float | None = None, time_limi
             probs.append(f"{tag}: termination {res.termination.value!r}, expected 'infeasible'")
         return probs
     if not res.feasible:
-        probs.append(f"{tag}: selection infeasible ({res.extra.get('violations', '')}); termination {res.termination.value}")
+        probs.append(f"{tag}: selection infeasible ({res.extra.get('violations', '')}); "
+                     f"termination {res.termination.value}")
         return probs
     sign = 1.0 if f.sense == "min" else -1.0
     if sign * (res.objective - optimum) < -_tol(optimum):

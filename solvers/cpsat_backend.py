@@ -57,9 +57,10 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -71,7 +72,7 @@ from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
 
-__all__ = ["ScaledModel", "scale_model", "solve_model_cpsat", "default_workers"]
+__all__ = ["ScaledModel", "default_workers", "scale_model", "solve_model_cpsat"]
 
 CPSAT_OPTIONS = (
     *COMMON_OPTIONS,
@@ -265,7 +266,7 @@ def scale_model(model: LinearModel, *, digits: int = 15, continuous_resolution: 
     A0.sort_indices()
     A1 = (A0 @ sp.diags_array(1.0 / sigma)).tocsr()
     A1.sort_indices()
-    rho, exact = _row_scales(A0, A1, cont, continuous_resolution, span, digits, max_denominator)
+    rho, _ = _row_scales(A0, A1, cont, continuous_resolution, span, digits, max_denominator)
     counts = np.diff(A1.indptr)
     m = A1.shape[0]
     row_of = np.repeat(np.arange(m), counts)
@@ -506,7 +507,7 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
     bound: float | None = None
     status_name = "NOT_RUN"
     term = Termination.UNKNOWN
-    nogood_cols = sel_cols = model.selection_columns()
+    nogood_cols = model.selection_columns()
     if key is None:
         nogood_cols = checker.int_cols
 
@@ -553,13 +554,9 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
             if not hasattr(prm, k):
                 raise InvalidInputError(f"cpsat_parameters: CP-SAT has no parameter {k!r}")
             setattr(prm, k, v)
-        found: list[np.ndarray] = []
-
-        class _Collect(cp_model.CpSolverSolutionCallback):
-            def on_solution_callback(self) -> None:
-                found.append(np.asarray(self.response_proto.solution, dtype=float))
-
-        status = solver.solve(cm, _Collect())
+        collect = _Collector(cp_model)
+        status = solver.solve(cm, collect)
+        found = collect.found
         solves += 1
         status_name = solver.status_name(status)
         final_id = None
@@ -638,6 +635,20 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
     if bound is not None and not np.isfinite(bound):
         bound = None
     return (None if best_sel is None else np.asarray(best_sel, dtype=np.int64)), term, bound, extra
+
+
+def _Collector(cp_model: Any) -> Any:
+    """A CP-SAT solution callback that keeps every solution vector it is shown (in ``.found``)."""
+
+    class Collect(cp_model.CpSolverSolutionCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.found: list[np.ndarray] = []
+
+        def on_solution_callback(self) -> None:
+            self.found.append(np.asarray(self.response_proto.solution, dtype=float))
+
+    return Collect()
 
 
 def _x_of(model: LinearModel, sel: np.ndarray) -> np.ndarray:

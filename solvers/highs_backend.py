@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         return sel, term, bound, extra
     if warm_start is not None:
         cols, vals = model.x_from_selection(warm_start)
-        h.setSolution(int(len(cols)), np.asarray(cols, np.int32), np.asarray(vals, np.float64))
+        h.setSolution(len(cols), np.asarray(cols, np.int32), np.asarray(vals, np.float64))
     if time_limit is not None:  # the call's seconds: passing the model and the warm start count too
         h.setOptionValue("time_limit", max(float(time_limit) - (time.perf_counter() - t_enter), 0.01))
     wait = None if time_limit is None or grace is None else max(float(time_limit) - (time.perf_counter() - t_enter),

@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
 
-__all__ = ["to_pyomo", "solve_pyomo_model"]
+__all__ = ["solve_pyomo_model", "to_pyomo"]
 
 PYOMO_OPTIONS = (
     *COMMON_OPTIONS,
@@ -39,7 +40,8 @@ def _pyo():
     try:
         import pyomo.environ as pyo
     except ImportError as e:  # pragma: no cover - pyomo is a base dependency
-        raise SolverNotInstalledError(f"method 'pyomo' needs the package 'pyomo', which is not installed ({e})") from None
+        raise SolverNotInstalledError(
+            f"method 'pyomo' needs the package 'pyomo', which is not installed ({e})") from None
     return pyo
 
 
@@ -114,8 +116,12 @@ def _to_pyomo(model: LinearModel, pyo: Any, check: Callable[[], None]) -> Any:
         elif not integ.any():
             domain = pyo.Reals
         else:  # mixed block: per-element domains
-            doms = {k: (pyo.Binary if binary[i] else pyo.Integers if integ[i] else pyo.Reals) for i, k in enumerate(keys)}
-            domain = lambda _m, *k: doms[k if len(k) > 1 else k[0]]  # noqa: E731
+            doms = {k: (pyo.Binary if binary[i] else pyo.Integers if integ[i] else pyo.Reals)
+                    for i, k in enumerate(keys)}
+
+            def domain(_m: Any, *k: Any, _d: dict = doms) -> Any:
+                return _d[k if len(k) > 1 else k[0]]
+
         def bound_rule(_m, *k, _b=bounds):
             check()
             return _b[k if len(k) > 1 else k[0]]
@@ -127,9 +133,9 @@ def _to_pyomo(model: LinearModel, pyo: Any, check: Callable[[], None]) -> Any:
     indptr, indices, data = A.indptr, A.indices, A.data
     for blk in model.row_blocks:
         keys = list(_index_set(blk))
-        rows = range(blk.start, blk.stop)
+        row_of = dict(zip(keys, range(blk.start, blk.stop)))
 
-        def rule(_m, *k, _keys=dict(zip(keys, rows))):
+        def rule(_m, *k, _keys=row_of):
             check()
             r = _keys[k if len(k) > 1 else k[0]]
             a, b = indptr[r], indptr[r + 1]
@@ -214,7 +220,8 @@ def solve_pyomo_model(m: Any, *, solver: str = "highs", time_limit: float | None
 
         opt = NewFactory(_NEW_API[solver])
         if not opt.available():
-            raise SolverNotInstalledError(f"solver: Pyomo solver {solver!r} is not available on this machine ({opt.available()})")
+            raise SolverNotInstalledError(
+                f"solver: Pyomo solver {solver!r} is not available on this machine ({opt.available()})")
         if solver == "highs" and seed is not None:
             opts.setdefault("random_seed", int(seed) % 2147483647)
         res = opt.solve(m, time_limit=time_limit, rel_gap=mip_rel_gap, abs_gap=mip_abs_gap, threads=threads,
@@ -237,8 +244,8 @@ def solve_pyomo_model(m: Any, *, solver: str = "highs", time_limit: float | None
             f"built in: {', '.join(_NEW_API)} (others need their executable or package)"
         )
     if time_limit is not None:
-        opts.setdefault({"cbc": "sec", "glpk": "tmlim", "cplex": "timelimit", "scip": "limits/time"}.get(solver, "timelimit"),
-                        float(time_limit) if solver != "glpk" else int(max(1, time_limit)))
+        name = {"cbc": "sec", "glpk": "tmlim", "cplex": "timelimit", "scip": "limits/time"}.get(solver, "timelimit")
+        opts.setdefault(name, float(time_limit) if solver != "glpk" else int(max(1, time_limit)))
     res = legacy.solve(m, tee=bool(verbose), load_solutions=False, options=opts)
     tc = res.solver.termination_condition
     ok = len(res.solution) > 0

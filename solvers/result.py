@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Termination", "MethodOutput", "Result", "mip_gap"]
+__all__ = ["MethodOutput", "Result", "Termination", "mip_gap"]
 
 
 class Termination(str, enum.Enum):

@@ -85,7 +85,7 @@ def test_infeasible(backend):
 
 @pytest.mark.parametrize("backend", ["highs", "pyomo"])
 def test_unbounded(backend):
-    sel, term, bound = BACKENDS[backend](unbounded())
+    _, term, bound = BACKENDS[backend](unbounded())
     assert term in (Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED)
     assert bound is None
 
