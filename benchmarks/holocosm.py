@@ -25,6 +25,8 @@ Parts:
   ``"anneal"`` (defaults, and with ``time_limit=20``), ``"highs"``
   (warm-started, time-limited) and a long ``"anneal"`` run; every objective's
   gap to the best known (the best of all runs).
+* ``design`` — annealing over swap-local optima (``"anneal"``) against annealing over single swaps
+  (vectorised chains), 10 s each on the same instances (N = 100, 300).
 * ``timelimits`` — RankingRiskReconstruction N = 300, PositionalProportionality
   200 x 100 (Mallows, eps = 0.1) and KMedoids N = 2000 under every exact
   backend at ``time_limit`` 1, 5 and 20 s: wall clock (model building
@@ -248,6 +250,45 @@ def _print_large(s: dict) -> None:
                   f"{v['ratio_to_swap_max']:.3f} | {v['seconds_median']:.1f} | {v['seconds_max']:.1f} |")
     if "anneal_median_gap_all" in s:
         print(f"anneal (defaults), median gap to the best known over every N: {100 * s['anneal_median_gap_all']:.2f} %")
+    print(flush=True)
+
+
+# --------------------------------------------------------------------------- design: what to anneal over
+def design(Ns: tuple[int, ...] = (100, 300), n_instances: int = 3, seconds: float = 10.0,
+           quiet: bool = False) -> list[dict]:
+    """Equal-time comparison of annealing over swap-local optima (``"anneal"``'s default) and annealing over
+    single swaps (16 vectorised chains for the whole budget, then one descent); one row per run."""
+    rows = []
+    variants = (("local_optima", {"max_iter": 10**6}),
+                ("single_swaps", {"max_iter": 1, "chains": 16, "chain_proposals": 10**9, "chain_share": 1.0}))
+    solve(readme_instance(20, 0), "anneal", seed=0)
+    for N in Ns:
+        for s in range(n_instances):
+            f = readme_instance(N, s)
+            got = []
+            for name, opts in variants:
+                r = solve(f, "anneal", seed=s, time_limit=seconds, **opts)
+                got.append({"N": N, "instance": s, "variant": name, "objective": r.objective, "seconds": r.seconds,
+                            "feasible": r.feasible})
+            best = min(g["objective"] for g in got)
+            for g in got:
+                g["gap_to_better"] = (g["objective"] - best) / max(best, 1e-12)
+                if not quiet:
+                    print(f"design N={N} seed {s} {g['variant']}: {g['objective']:.6g} in {g['seconds']:.1f} s",
+                          flush=True)
+            rows += got
+    return rows
+
+
+def _print_design(rows: list[dict]) -> None:
+    print("\n| N | instance | over local optima | over single swaps | seconds each |")
+    print("|---|---|---|---|---|")
+    for N in sorted({r["N"] for r in rows}):
+        for s in sorted({r["instance"] for r in rows if r["N"] == N}):
+            a = next(r for r in rows if r["N"] == N and r["instance"] == s and r["variant"] == "local_optima")
+            b = next(r for r in rows if r["N"] == N and r["instance"] == s and r["variant"] == "single_swaps")
+            secs = max(a["seconds"], b["seconds"])
+            print(f"| {N} | {s} | {a['objective']:.6f} | {b['objective']:.6f} | {secs:.1f} |")
     print(flush=True)
 
 
@@ -586,7 +627,7 @@ def _print_tables(agg: dict, out: dict, dsets: list[str], rhos: list[float]) -> 
 
 
 # --------------------------------------------------------------------------- main
-PARTS = ("timing", "optimality", "large", "timelimits", "exact", "realfid", "manytargets", "fidelity")
+PARTS = ("timing", "optimality", "large", "design", "timelimits", "exact", "realfid", "manytargets", "fidelity")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -632,6 +673,10 @@ def main(argv: list[str] | None = None) -> int:
         s = large_summary(rows)
         report["large"] = {"rows": rows, "summary": s}
         _print_large(s)
+    if want("design"):
+        rows = design(tuple(a.n or (100, 300)), n_instances=a.instances or 3)
+        report["design"] = {"rows": rows}
+        _print_design(rows)
     if want("timelimits"):
         rows = time_limits(tuple(a.limits or (1.0, 5.0, 20.0)), tuple(a.methods or ("highs", "cpsat", "pyomo")))
         report["timelimits"] = {"rows": rows}

@@ -567,7 +567,8 @@ def _chains(f: RankingRiskReconstruction, sc: SwapScorer, rng: np.random.Generat
 
 def anneal_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, max_iter: int | None = None,
                   patience: int | None = None, kick: int = 3, t_start: float = 0.2, t_ratio: float = 1e-3,
-                  chains: int = 0, chain_proposals: int = 20_000, penalty: float | None = None,
+                  chains: int = 0, chain_proposals: int = 20_000, chain_share: float = 0.5,
+                  penalty: float | None = None,
                   rank_constraint: bool = True, init: Any = None, clock: Clock | None = None,
                   verbose: bool = False) -> AnnealOutcome:
     """Annealing over swap-local optima (iterated local search with a Metropolis acceptance).
@@ -610,6 +611,8 @@ def anneal_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, max
         Initial temperature relative to the best ``R_mean``; final / initial temperature.
     chains, chain_proposals : int
         Optional single-swap annealing phase (0 chains: none).
+    chain_share : float
+        Share of the time budget that phase may use.
     penalty : float, optional
         Weight of the ranking-risk excess in that phase (default: median feasible bank ``R_mean`` / eps).
     rank_constraint : bool
@@ -643,7 +646,8 @@ def anneal_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, max
         if not np.isfinite(sc.eps):
             w = 0.0
         starts = [start] + [f.bank[order[c % order.size]] for c in range(1, chains)]
-        budget_t = None if clock is None or clock.limit is None else 0.5 * max(clock.limit - clock.elapsed, 0.0)
+        budget_t = (None if clock is None or clock.limit is None
+                    else chain_share * max(clock.limit - clock.elapsed, 0.0))
         bs, brm, brr, scored, w = _chains(f, sc, rng, starts, chain_proposals, 0.5, 1e-4, w, clock, budget_t)
         fb = sc.feasible(brr)
         start = bs[int(np.lexsort((brm, np.where(fb, 0.0, brr), ~fb))[0])]
@@ -703,6 +707,7 @@ ANNEAL_OPTIONS = (
     Option("t_ratio", 1e-3, "float", low=0.0, high=1.0, low_open=True, doc="final / initial temperature"),
     Option("chains", 0, "int", low=0, doc="optional first phase: single-swap annealing chains (0: none)"),
     Option("chain_proposals", 20_000, "int", low=1, doc="proposals per chain in that phase"),
+    Option("chain_share", 0.5, "float", low=0.0, high=1.0, low_open=True, doc="share of a time limit for that phase"),
     Option("penalty", None, "float", low=0.0,
            doc="weight of the ranking-risk excess in the chain phase (default: median feasible bank R_mean / eps)"),
     Option("rank_constraint", True, "bool", doc="keep the ranking-risk constraint (False: the ablation)"),
@@ -720,11 +725,12 @@ ANNEAL_OPTIONS = (
 )
 def run_anneal(f: RankingRiskReconstruction, *, time_limit: float | None, seed: int | None, max_iter: int | None,
                patience: int | None, kick: int, t_start: float, t_ratio: float, chains: int, chain_proposals: int,
-               penalty: float | None, rank_constraint: bool, init: Any, verbose: bool):
+               chain_share: float, penalty: float | None, rank_constraint: bool, init: Any, verbose: bool):
     rng = check_rng(seed)
     clock = Clock(time_limit)
     out = anneal_search(f, rng=rng, max_iter=max_iter, patience=patience, kick=kick, t_start=t_start,
-                        t_ratio=t_ratio, chains=chains, chain_proposals=chain_proposals, penalty=penalty,
+                        t_ratio=t_ratio, chains=chains, chain_proposals=chain_proposals, chain_share=chain_share,
+                        penalty=penalty,
                         rank_constraint=rank_constraint, init=init, clock=clock, verbose=verbose)
     return output(out.selection, clock, stopped=out.stopped, local_searches=out.iterations, accepted=out.accepted,
                   swaps=out.polish_swaps, chains=out.restarts, found_feasible=out.feasible,
