@@ -119,7 +119,7 @@ def readme_instance(N: int, seed: int, *, M: int = 6, K: int = 3, retention: flo
     return RankingRiskReconstruction(X, retention=retention, seed=seed)
 
 
-SEARCHES = (("swap", "swap", {}), ("swap_long", "swap", {"patience": 10, "max_swaps": 1000}),
+SEARCHES: tuple[tuple[str, str, dict[str, Any]], ...] = (("swap", "swap", {}), ("swap_long", "swap", {"patience": 10, "max_swaps": 1000}),
             ("anneal", "anneal", {}))
 
 
@@ -204,7 +204,7 @@ def large(Ns: tuple[int, ...] = (100, 300, 1000), n_instances: int = 3, highs_li
             runs = [("swap", "swap", {}, None), ("anneal", "anneal", {}, None), ("anneal_20s", "anneal", {}, 20.0),
                     ("highs", "highs", {"threads": 1}, highs_limit),
                     ("anneal_long", "anneal", {"max_iter": 10**6, "patience": 10**6}, long_limit)]
-            got = []
+            got: list[dict[str, Any]] = []
             for name, method, opts, tl in runs:
                 r = solve(f, method, seed=s, time_limit=tl, **opts)
                 got.append({"N": N, "instance": s, "B": f.budget, "run": name, "objective": r.objective,
@@ -265,7 +265,7 @@ def design(Ns: tuple[int, ...] = (100, 300), n_instances: int = 3, seconds: floa
     for N in Ns:
         for s in range(n_instances):
             f = readme_instance(N, s)
-            got = []
+            got: list[dict[str, Any]] = []
             for name, opts in variants:
                 r = solve(f, "anneal", seed=s, time_limit=seconds, **opts)
                 got.append({"N": N, "instance": s, "variant": name, "objective": r.objective, "seconds": r.seconds,
@@ -421,7 +421,7 @@ def _print_compare(s: dict, title: str) -> None:
 def real_sets(data_dir: Path | None = None) -> list[dict]:
     """The three real multi-metric sets, split by the paper's protocol (empty when the data is absent)."""
     data_dir = data_dir or default_data_dir()
-    out = []
+    out: list[dict] = []
     if data_dir is None or not (data_dir / "responses").is_dir():
         print("realfid: shared data not found", file=sys.stderr)
         return out
@@ -434,9 +434,11 @@ def real_sets(data_dir: Path | None = None) -> list[dict]:
 def many_target_sets(n_items: int = 1000, n_targets: int = 200) -> list[dict]:
     """Synthetic sets with 6 sources and many targets: the same generator (``close``: corr 0.6, K = 6,
     2 anti-correlated metrics) and one with more topic structure and noise (``noisy``)."""
-    out = []
-    for name, kw in (("synth_close", dict(corr=0.6, n_negative=2, seed=201)),
-                     ("synth_noisy", dict(corr=0.3, n_negative=2, topic_strength=1.5, noise=0.1, seed=202))):
+    out: list[dict] = []
+    sets: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("synth_close", dict(corr=0.6, n_negative=2, seed=201)),
+        ("synth_noisy", dict(corr=0.3, n_negative=2, topic_strength=1.5, noise=0.1, seed=202)))
+    for name, kw in sets:
         R = make_multimetric(6 + n_targets, n_items, 6, **kw)
         out.append(_split(name, R, 6, "synthetic"))
     return out
@@ -451,7 +453,7 @@ def exact_check(n_instances: int = 100, quiet: bool = False) -> dict:
     """
     from benchsel.solvers.conformance import brute_force, check_method
 
-    cfg = {"highs": ("highs", {}), "highs_separate_aux": ("highs", {"pools": "separate", "muhat": "aux"}),
+    cfg: dict[str, tuple[str, dict[str, Any]]] = {"highs": ("highs", {}), "highs_separate_aux": ("highs", {"pools": "separate", "muhat": "aux"}),
            "cpsat": ("cpsat", {}), "cpsat_separate_aux": ("cpsat", {"pools": "separate", "muhat": "aux"}),
            "swap": ("swap", {}), "anneal": ("anneal", {})}
     ok = {k: 0 for k in cfg}
@@ -489,7 +491,7 @@ def datasets(quick: bool = False, data_dir: Path | None = None) -> list[dict]:
     else:
         print("fidelity: shared data not found; synthetic sets only", file=sys.stderr)
     n_items = 400 if quick else 1000
-    synth = [("synth_mixed", dict(corr=0.6, n_negative=3, n_metrics=6, seed=102))]
+    synth: list[tuple[str, dict[str, Any]]] = [("synth_mixed", dict(corr=0.6, n_negative=3, n_metrics=6, seed=102))]
     if not quick:
         synth = [("synth_pos", dict(corr=0.7, n_metrics=6, seed=101)), *synth,
                  ("synth_binary", dict(corr=0.3, n_metrics=4, kind="binary", seed=103))]
