@@ -119,8 +119,8 @@ def readme_instance(N: int, seed: int, *, M: int = 6, K: int = 3, retention: flo
     return RankingRiskReconstruction(X, retention=retention, seed=seed)
 
 
-SEARCHES: tuple[tuple[str, str, dict[str, Any]], ...] = (("swap", "swap", {}), ("swap_long", "swap", {"patience": 10, "max_swaps": 1000}),
-            ("anneal", "anneal", {}))
+SEARCHES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("swap", "swap", {}), ("swap_long", "swap", {"patience": 10, "max_swaps": 1000}), ("anneal", "anneal", {}))
 
 
 def optimality(n_instances: int = 10, N: int = 30, K: int = 3, M: int = 6, retention: float = 0.2,
@@ -453,9 +453,10 @@ def exact_check(n_instances: int = 100, quiet: bool = False) -> dict:
     """
     from benchsel.solvers.conformance import brute_force, check_method
 
-    cfg: dict[str, tuple[str, dict[str, Any]]] = {"highs": ("highs", {}), "highs_separate_aux": ("highs", {"pools": "separate", "muhat": "aux"}),
-           "cpsat": ("cpsat", {}), "cpsat_separate_aux": ("cpsat", {"pools": "separate", "muhat": "aux"}),
-           "swap": ("swap", {}), "anneal": ("anneal", {})}
+    cfg: dict[str, tuple[str, dict[str, Any]]] = {
+        "highs": ("highs", {}), "highs_separate_aux": ("highs", {"pools": "separate", "muhat": "aux"}),
+        "cpsat": ("cpsat", {}), "cpsat_separate_aux": ("cpsat", {"pools": "separate", "muhat": "aux"}),
+        "swap": ("swap", {}), "anneal": ("anneal", {})}
     ok = {k: 0 for k in cfg}
     tight = 0
     for s in range(n_instances):
