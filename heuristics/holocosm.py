@@ -192,13 +192,18 @@ def swap_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, propo
                        stopped=stopped, R_mean=float(cur[-1]), R_rank=cur_rr)
 
 
+#: Options both searches take.
+SEARCH_OPTIONS = (
+    Option("rank_constraint", True, "bool", doc="keep the ranking-risk constraint (False: the ablation)"),
+    Option("init", None, "any", doc="a start of B items; default the best reference-bank subset"),
+    Option("verbose", False, "bool", doc="progress lines"),
+)
+
 SWAP_OPTIONS = (
     Option("proposals", 64, "int", low=1, doc="candidate swaps scored per round"),
     Option("max_swaps", 80, "int", low=0, doc="cap on accepted swaps"),
     Option("patience", 1, "int", low=1, doc="rounds without improvement before stopping (SPEC: 1)"),
-    Option("rank_constraint", True, "bool", doc="keep the ranking-risk constraint (False: the ablation)"),
-    Option("init", None, "any", doc="a start of B items; default the best reference-bank subset"),
-    Option("verbose", False, "bool", doc="progress lines"),
+    *SEARCH_OPTIONS,
 )
 
 
@@ -710,9 +715,7 @@ ANNEAL_OPTIONS = (
     Option("chain_share", 0.5, "float", low=0.0, high=1.0, low_open=True, doc="share of a time limit for that phase"),
     Option("penalty", None, "float", low=0.0,
            doc="weight of the ranking-risk excess in the chain phase (default: median feasible bank R_mean / eps)"),
-    Option("rank_constraint", True, "bool", doc="keep the ranking-risk constraint (False: the ablation)"),
-    Option("init", None, "any", doc="a start of B items; default the best reference-bank subset"),
-    Option("verbose", False, "bool", doc="progress lines"),
+    *SEARCH_OPTIONS,
 )
 
 
