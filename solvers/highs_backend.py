@@ -1,7 +1,13 @@
 """``"highs"``: the neutral model passed to HiGHS through highspy (``passModel``).
 
 The solution is taken only when HiGHS reports a feasible primal solution; on a
-time limit the incumbent is kept; the bound is HiGHS' MIP dual bound.
+time limit the incumbent is kept; the bound is HiGHS' MIP dual bound. The run
+goes through :func:`benchsel.solvers._exact.run_exact` (one budget for the warm
+start, the model build and the solve; the warm start kept as the incumbent when
+HiGHS has none or a worse one). On the static path HiGHS gets the time left
+after passing the model and runs in a worker thread that is abandoned when it
+overruns the limit by more than ``0.4 * time_limit + 1.5`` s (its MIP presolve
+does not check the clock everywhere).
 """
 from __future__ import annotations
 

@@ -8,7 +8,11 @@ Pyomo solver given by name (``solver="cbc"``, ``"glpk"``, ``"gurobi"``, ...).
 
 Building Pyomo components is slow for large models; the result's extras record
 the neutral build time (``build_seconds``), the Pyomo build time
-(``pyomo_build_seconds``) and the solve time apart.
+(``pyomo_build_seconds``) and the solve time apart. Under a time limit the
+build and the hand-over to the solver are predicted from the model's size and
+the solve is skipped (the warm start returned) when they cannot fit; building
+checks the clock at every component element; the solver gets the time left
+after the predicted hand-over.
 """
 from __future__ import annotations
 
