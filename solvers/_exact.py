@@ -164,7 +164,9 @@ def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[n
     if name:
         from .registry import get_method
 
-        lim = WARM_START_CAP if budget.limit is None else max(min(WARM_START_SHARE * budget.limit, WARM_START_CAP), 0.01)
+        lim = WARM_START_CAP
+        if budget.limit is not None:
+            lim = max(min(WARM_START_SHARE * budget.limit, WARM_START_CAP), 0.01)
         out = get_method(name).run(f, time_limit=lim, seed=seed)
         sel = None if out.selection is None else np.asarray(out.selection)
         if sel is not None and sel.size and f.is_feasible(sel):
