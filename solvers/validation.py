@@ -315,7 +315,8 @@ def as_index_array(x: Any, n: int, name: str, *, what: str = "item indices", all
                                     f"got dtype {arr.dtype}")
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0 or hi >= n:
-        raise InvalidInputError(f"{name}: expected {what} in [0, {n}), got values from {lo} to {hi}")
+        raise InvalidInputError(f"{name}: expected {'distinct ' if distinct else ''}{what} in [0, {n}), "
+                                f"got values from {lo} to {hi}")
     arr = arr.astype(np.int64)
     if distinct:
         n_distinct = np.unique(arr).size
