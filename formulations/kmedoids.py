@@ -119,7 +119,8 @@ def _kmedoids_iv(D: Any, k: Any, weights: Any, candidates: Any, *,
     if candidates is None:
         cand = np.arange(N, dtype=np.int64)
     else:
-        cand = np.sort(as_index_array(candidates, N, "candidates", allow_empty=False))
+        cand = np.sort(as_index_array(candidates, N, "candidates", allow_empty=False,
+                                           range_what="distinct item indices"))
     k = check_int(k, "k", low=1, high=min(N - 1, cand.size), low_doc="1",
                   high_doc=f"min(N - 1, n_candidates) = {min(N - 1, cand.size)}")
     return D, w, cand, k

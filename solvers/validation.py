@@ -281,7 +281,7 @@ def check_time_limit(t: Any, name: str = "time_limit") -> float | None:
 
 
 def as_index_array(x: Any, n: int, name: str, *, what: str = "item indices", allow_empty: bool = True,
-                   distinct: bool = True) -> np.ndarray:
+                   distinct: bool = True, range_what: str | None = None) -> np.ndarray:
     """Integer indices in ``[0, n)`` (or a boolean mask of length ``n``), shape (k,), int64, order kept.
 
     A boolean array is read as a mask only when its length is ``n``; any other
@@ -315,8 +315,7 @@ def as_index_array(x: Any, n: int, name: str, *, what: str = "item indices", all
                                     f"got dtype {arr.dtype}")
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0 or hi >= n:
-        raise InvalidInputError(f"{name}: expected {'distinct ' if distinct else ''}{what} in [0, {n}), "
-                                f"got values from {lo} to {hi}")
+        raise InvalidInputError(f"{name}: expected {range_what or what} in [0, {n}), got values from {lo} to {hi}")
     arr = arr.astype(np.int64)
     if distinct:
         n_distinct = np.unique(arr).size
