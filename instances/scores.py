@@ -19,8 +19,9 @@ when it is not given ``higher_is_better``.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,14 +30,14 @@ from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_float, check_int, check_rng
 
 __all__ = [
-    "load_score_table",
-    "score_directions",
-    "mallows_profile",
-    "swap_pairs_profile",
     "AGGREGATE_COLUMNS",
-    "METADATA_COLUMNS",
     "LOWER_IS_BETTER_PATTERNS",
+    "METADATA_COLUMNS",
     "MISSING_TOKEN",
+    "load_score_table",
+    "mallows_profile",
+    "score_directions",
+    "swap_pairs_profile",
 ]
 
 #: Aggregates of the metric columns (not metrics themselves): always skipped.

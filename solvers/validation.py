@@ -164,7 +164,8 @@ def available_memory() -> int | None:
     """Bytes of memory this process could still allocate, or None when unknown.
 
     ``MemAvailable`` of ``/proc/meminfo`` (Linux), capped by a cgroup memory
-    limit when one is set; elsewhere the physical memory size.
+    limit and the address-space limit (``ulimit -v``) when set; elsewhere the
+    physical memory size.
     """
     avail: int | None = None
     try:
@@ -185,6 +186,14 @@ def available_memory() -> int | None:
                     avail = lim if avail is None else min(avail, lim)
         except (OSError, ValueError):
             continue
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            avail = soft if avail is None else min(avail, soft)
+    except (ImportError, ValueError, OSError):
+        pass
     if avail is None:
         try:
             import os
