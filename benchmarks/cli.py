@@ -21,12 +21,13 @@ import fnmatch
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from benchsel.solvers.errors import BenchselError, InvalidInputError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -120,8 +121,9 @@ def _filter(specs: list[Any], patterns: Sequence[str] | None, suite: str) -> lis
         return specs
     out = [s for s in specs if any(fnmatch.fnmatchcase(s.name, p) for p in patterns)]
     if not out:
+        names = ", ".join(s.name for s in specs[:12]) + (" ..." if len(specs) > 12 else "")
         raise InvalidInputError(f"instances: no instance of suite {suite!r} matches {' '.join(patterns)}; "
-                                f"instances: {', '.join(s.name for s in specs[:12])}{' ...' if len(specs) > 12 else ''}")
+                                f"instances: {names}")
     return out
 
 
@@ -175,8 +177,9 @@ def _run_grid(args: argparse.Namespace, tasks: list[Any], notes: list[str], spec
     if not args.quiet:
         text, _ = report.render(mine)
         print(text, flush=True)
-    _err(f"benchsel: {summary.ran} runs in {summary.seconds:.1f} s ({summary.skipped} skipped as already done, "
-         f"{summary.killed} killed by the watchdog, {summary.errors} errors); results: {store.csv}")
+    elsewhere = f", {summary.elsewhere} run by another process" if summary.elsewhere else ""
+    _err(f"benchsel: {summary.ran} runs in {summary.seconds:.1f} s ({summary.skipped} skipped as already done"
+         f"{elsewhere}, {summary.killed} killed by the watchdog, {summary.errors} errors); results: {store.csv}")
     if summary.interrupted:
         _err("benchsel: interrupted; finished runs are stored, run the same command again to resume")
         return EXIT_INTERRUPTED

@@ -250,7 +250,7 @@ def read_npz(path: str | Path, what: str = "an .npz archive") -> dict[str, np.nd
 
 
 def _load_npz(path: Path) -> Any:
-    z = read_npz(path, "a benchsel instance file (.npz archive)")
+    z = read_npz(path, "an .npz archive")
     keys = set(z)
     if "__format__" not in keys:
         hint = " (it looks like a response file: read it with benchsel.instances.load_responses)" if "Y" in keys else ""
