@@ -12,6 +12,13 @@
 Every command takes ``--data-dir DIR`` (real data; default ``$BENCHSEL_DATA``
 or ``../shared/data``) and ``--debug`` (tracebacks on errors). Bad input gives
 one line on stderr and exit code 2; no traceback unless ``--debug``.
+
+Exit codes: 0 success; 1 internal error (a bug: one line, the traceback with
+``--debug``); 2 bad input (arguments, options, files: checked before any run
+starts); 3 ``run`` finished but some of its runs ended in an error (their
+messages are in the ``error`` column and printed under the tables); 130
+interrupted (Ctrl-C or SIGTERM; finished runs are stored, the same command
+resumes).
 """
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ __all__ = ["build_parser", "main"]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
+EXIT_RUN_ERRORS = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -183,6 +191,12 @@ def _run_grid(args: argparse.Namespace, tasks: list[Any], notes: list[str], spec
     if summary.interrupted:
         _err("benchsel: interrupted; finished runs are stored, run the same command again to resume")
         return EXIT_INTERRUPTED
+    failed = [r for r in mine if r.get("termination") == "error"]
+    if failed:
+        first = failed[0]
+        _err(f"benchsel: {len(failed)} run(s) ended in an error, e.g. {first.get('method')} on "
+             f"{first.get('instance')}: {first.get('error')} (exit code {EXIT_RUN_ERRORS})")
+        return EXIT_RUN_ERRORS
     return 0
 
 
