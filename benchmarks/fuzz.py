@@ -276,8 +276,9 @@ def _file_cases(d: Path) -> list[Case]:
     np.savez(buf, Y=np.zeros((3, 4)))
     good = buf.getvalue()
     cases = []
-    for name, data in [("trunc.npz", good[: len(good) // 2]), ("garbage.npz", b"not a zip"), ("empty.npz", b""),
-                       ("pk.npz", b"PK\x03\x04" + b"\x00" * 40)]:
+    npz: list[tuple[str, bytes]] = [("trunc.npz", good[: len(good) // 2]), ("garbage.npz", b"not a zip"),
+                                    ("empty.npz", b""), ("pk.npz", b"PK\x03\x04" + b"\x00" * 40)]
+    for name, data in npz:
         cases.append(Case(f"load_responses {name}", load_responses, (write(name, data),), names=("path",)))
     for name, Y in [("str", np.array([["a", "b"]])), ("cplx", np.ones((3, 4)) + 1j), ("1d", np.ones(3)),
                     ("nan", np.full((2, 2), np.nan)), ("empty", np.zeros((0, 3)))]:
@@ -294,19 +295,24 @@ def _file_cases(d: Path) -> list[Case]:
     np.savez(buf, Y=np.array([[1, None]], dtype=object))
     cases.append(Case("load_responses object Y", load_responses, (write("obj.npz", buf.getvalue()),),
                       names=("path",)))
-    for name, text in [("2e9", "2000000000 1 5\n1 2 3\n"), ("p0", "4 3 0\n1 2 1\n2 3 1\n3 4 1\n"),
+    pmed: list[tuple[str, str | bytes]] = [("2e9", "2000000000 1 5\n1 2 3\n"), ("p0", "4 3 0\n1 2 1\n2 3 1\n3 4 1\n"),
                        ("neg", "-4 3 1\n"), ("huge", "99999999999999999999 1 1\n"), ("bin", b"\xff\xfe\x00"),
-                       ("short", "10 5 2\n1 2 3\n"), ("words", "a b c\n")]:
+                       ("short", "10 5 2\n1 2 3\n"), ("words", "a b c\n")]
+    for name, text in pmed:
         cases.append(Case(f"load_pmed {name}", load_pmed, (write(f"pmed_{name}.txt", text),), names=("path", "k")))
-    for name, text in [("ragged-long", "Model,a,b\nm1,1,2\nm2,3,4,5\n"), ("ragged-short", "Model,a,b\nm1,1,2\nm2,3\n"),
+    tables: list[tuple[str, str | bytes]] = [
+                       ("ragged-long", "Model,a,b\nm1,1,2\nm2,3,4,5\n"), ("ragged-short", "Model,a,b\nm1,1,2\nm2,3\n"),
                        ("dup-model", "Model,a,b\nm1,1,2\nm1,3,4\n"), ("dup-col", "Model,a,a\nm1,1,2\nm2,3,4\n"),
                        ("empty", ""), ("binary", b"\xff\xfe\x00\x01"), ("quote", 'Model,a\n"m1,1\n'),
-                       ("no-metric", "Model\nm1\n"), ("text-cell", "Model,a\nm1,high\n")]:
+                       ("no-metric", "Model\nm1\n"), ("text-cell", "Model,a\nm1,high\n")]
+    for name, text in tables:
         cases.append(Case(f"load_score_table {name}", load_score_table, (write(f"t_{name}.csv", text),),
                           names=("path", "lower_is_better", "skip")))
-    for name, data in [("bad.mps", "garbage\n"), ("bin.mps", b"\x00\xff"), ("trunc.npz", good[:30]),
-                       ("x.json", "{}")]:
-        cases.append(Case(f"load_instance {name}", load_instance, (write(f"inst_{name}", data),), names=("path",)))
+    files: list[tuple[str, str | bytes]] = [("bad.mps", "garbage\n"), ("bin.mps", b"\x00\xff"),
+                                            ("trunc.npz", good[:30]), ("x.json", "{}")]
+    for name, content in files:
+        cases.append(Case(f"load_instance {name}", load_instance, (write(f"inst_{name}", content),),
+                          names=("path",)))
     return cases
 
 
@@ -469,10 +475,10 @@ def case_strategy(tmpdir: str | Path) -> Any:
             kw["ties"] = draw(st.sampled_from(["min", "max", "ordinal"] + ([] if c else ["average"])))
             kw["missing"] = draw(st.sampled_from(["error", "last", "drop"] + ([] if c else ["ignore"])))
         fn = cls if via == "positions" else getattr(cls, "from_scores" if via == "scores" else "from_rankings")
-        names = ("positions", "table", "rankings", "g", "groups", "eps", "size", "ties", "missing", "alternatives",
+        every = ("positions", "table", "rankings", "g", "groups", "eps", "size", "ties", "missing", "alternatives",
                  "metrics", "higher_is_better", "dropped_alternatives")
         first = {"positions": "positions", "scores": "table", "rankings": "rankings"}[via]
-        names = tuple(x for x in names if x in (first, *kw) or x in ("alternatives", "metrics"))
+        names = tuple(x for x in every if x in (first, *kw) or x in ("alternatives", "metrics"))
         return Case(f"{cls.__name__}({via})", fn, (data,), kw, names)
 
     counter = [0]

@@ -49,6 +49,7 @@ class ReadOnlyDict(Mapping[str, Any]):
     """
 
     __slots__ = ("_data",)
+    _data: dict[str, Any]
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         object.__setattr__(self, "_data", dict(data or {}))

@@ -231,7 +231,7 @@ def check_int(x: Any, name: str, *, low: int | None = None, high: int | None = N
         raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")
     if not isinstance(x, numbers.Integral):
         if isinstance(x, numbers.Real) and math.isfinite(float(x)) and float(x).is_integer():
-            x = int(x)
+            x = int(float(x))
         else:
             raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")
     x = int(x)
