@@ -206,7 +206,8 @@ def test_sigint_keeps_finished_runs_and_resume_runs_the_rest(tmp_path):
     """))
     out = tmp_path / "res"
     argv = ["run", "quick", "--methods", "test_slow", "--plugin", str(plugin), "--jobs", "1", "--no-progress",
-            "--quiet", "--out", str(out), "--instances", "kmedoids-blobs-60", "kmedoids-anchor-r10", "kmedoids-anchor-r20"]
+            "--quiet", "--out", str(out), "--instances", "kmedoids-blobs-60", "kmedoids-anchor-r10",
+            "kmedoids-anchor-r20"]
     p = _cli(*argv)
     deadline = time.time() + 120
     while time.time() < deadline and not ((out / "runs.jsonl").is_file() and (out / "runs.jsonl").read_text()):
