@@ -45,7 +45,7 @@ def test_fuzz_every_constructor_and_loader(fuzz_dir):
     fails: list[str] = []
     seen: collections.Counter[str] = collections.Counter()
 
-    @settings(max_examples=600, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=400, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(case_strategy(fuzz_dir))
     def run(case):
@@ -150,18 +150,19 @@ def _cli(*args: str, **kw) -> subprocess.Popen:
 
 def test_two_concurrent_runs_execute_each_run_once(tmp_path):
     out = tmp_path / "shared"
-    argv = ["run", "quick", "--methods", "random", "--jobs", "1", "--no-progress", "--out", str(out)]
+    argv = ["run", "quick", "--methods", "random", "--jobs", "1", "--no-progress", "--out", str(out),
+            "--instances", "kmedoids-*", "pos*"]
     procs = [_cli(*argv), _cli(*argv)]
     res = [p.communicate(timeout=240) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], res
     counts = _run_keys(out)
-    assert len(counts) == 13 and set(counts.values()) == {1}, counts  # 13 instances, each run once
+    assert len(counts) == 8 and set(counts.values()) == {1}, counts  # 8 instances, each run once
     ran = sum(int(e.split(" runs in ")[0].rsplit(" ", 1)[-1]) for _, e in res for e in e.splitlines()
               if " runs in " in e)
-    assert ran == 13  # the two processes shared the work: executions add up to the grid
+    assert ran == 8  # the two processes shared the work: executions add up to the grid
     assert not list((out / ".claims").glob("*.json"))  # every claim released
     for o, _ in res:  # each process printed the full tables (it waited for the other's runs)
-        assert o.count("== ") >= 13
+        assert o.count("== ") >= 8
 
 
 def test_stale_claims_are_taken_over(tmp_path):
@@ -201,13 +202,12 @@ def test_sigint_keeps_finished_runs_and_resume_runs_the_rest(tmp_path):
 
         @register_method("test_slow", kind="heuristic", accepts=KMedoids, replace=True)
         def slow(f, *, time_limit, seed, **options):
-            time.sleep(1.0)
+            time.sleep(0.7)
             return MethodOutput(f.initial_selection(), Termination.CONVERGED)
     """))
     out = tmp_path / "res"
     argv = ["run", "quick", "--methods", "test_slow", "--plugin", str(plugin), "--jobs", "1", "--no-progress",
-            "--quiet", "--out", str(out), "--instances", "kmedoids-blobs-60", "kmedoids-anchor-r10",
-            "kmedoids-anchor-r20"]
+            "--quiet", "--out", str(out), "--instances", "kmedoids-blobs-60", "kmedoids-anchor-r10"]
     p = _cli(*argv)
     deadline = time.time() + 120
     while time.time() < deadline and not ((out / "runs.jsonl").is_file() and (out / "runs.jsonl").read_text()):
@@ -216,12 +216,12 @@ def test_sigint_keeps_finished_runs_and_resume_runs_the_rest(tmp_path):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     first = _run_keys(out)
-    assert 1 <= sum(first.values()) < 3 and set(first.values()) == {1}
+    assert sum(first.values()) == 1 and set(first.values()) == {1}
     q = _cli(*argv)
     _, err = q.communicate(timeout=120)
     assert q.returncode == 0, err
     counts = _run_keys(out)
-    assert len(counts) == 3 and set(counts.values()) == {1}  # 3 k-medoids instances, each run once in total
+    assert len(counts) == 2 and set(counts.values()) == {1}  # 2 k-medoids instances, each run once in total
     assert f"{sum(first.values())} skipped as already done" in err
 
 
