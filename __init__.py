@@ -36,6 +36,7 @@ _LAZY: dict[str, str] = {
     "MethodNotApplicableError": "benchsel.solvers.errors",
     "SolverNotInstalledError": "benchsel.solvers.errors",
     "NotLinearError": "benchsel.solvers.errors",
+    "NumericalError": "benchsel.solvers.errors",
     # formulations
     "Formulation": "benchsel.formulations.base",
     "KMedoids": "benchsel.formulations.kmedoids",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:  # static analysers see the real names
         InvalidInputError,
         MethodNotApplicableError,
         NotLinearError,
+        NumericalError,
         SolverNotInstalledError,
         UnknownMethodError,
     )
