@@ -512,7 +512,7 @@ def _fidelity_runner(args: Any, data_dir: Path | None) -> int:
 @suite("fidelity", "selections (random, k-medoids FasterPAM / HiGHS, IRT anchors, ...) x estimators (mean, "
        "cluster-weighted, ridge, repcore-ridge, IRT, stacked, ...) on 4 real binary response sets, interpolation and "
        "extrapolation, k = 10/25/50/100, MAE with 95 % intervals over splits (--seeds splits, default 10)",
-       time_limit=30.0, needs_data=("responses/benchmark_prediction/glue_sst2.npz",),
+       time_limit=10.0, needs_data=("responses/benchmark_prediction/glue_sst2.npz",),
        module="benchsel.formulations.estimators", runner=_fidelity_runner)
 def _fidelity(data_dir: Path | None) -> list[InstanceSpec]:
     return []  # its own driver (see _fidelity_runner): no formulation grid
