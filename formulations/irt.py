@@ -198,15 +198,15 @@ def fit_irt(Y: Any, dim: int = 1, *, prior_sd_theta: float = 1.0, prior_sd_item:
         Z = th @ A.T
         Z -= b
         P = expit(Z)
-        # softplus(z) = max(z, 0) + log1p(exp(-|z|)), and exp(-|z|) = min(P, 1 - P)
-        loss = float(np.sum(np.maximum(Z, 0.0)) + np.sum(np.log1p(np.minimum(P, 1.0 - P))) - np.vdot(Yv, Z))
+        # softplus(z) = log(1 + e^z) = max(z, 0) - log(max(P, 1 - P)), P = sigmoid(z) (no overflow, one log)
+        loss = float(np.sum(np.maximum(Z, 0.0)) - np.sum(np.log(np.maximum(P, 1.0 - P))) - np.vdot(Yv, Z))
         loss += 0.5 * (pt * float(np.sum(th * th)) + pa * (float(np.sum(A * A)) + float(b @ b)))
         R = P - Yv
         g = np.concatenate([(R @ A + pt * th).ravel(), (R.T @ th + pa * A).ravel(), -R.sum(axis=0) + pa * b])
         return loss * scale, g * scale
 
     res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": max_iter, "maxcor": 20, "ftol": 1e-12, "gtol": 1e-9})
+                   options={"maxiter": max_iter, "maxcor": 20, "ftol": 1e-10, "gtol": 1e-8})
     x = res.x
     model = IRTModel(
         A=x[n_th:n_th + n_a].reshape(N, d).copy(), b=x[n_th + n_a:].copy(), theta=x[:n_th].reshape(S, d).copy(),
