@@ -47,16 +47,29 @@ import math  # noqa: E402
 import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Iterable, Mapping, Sequence  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from benchsel.solvers.errors import BenchselError, InvalidInputError  # noqa: E402
 
-__all__ = ["DATASETS", "DEFAULT_ESTIMATORS", "PROTOCOLS", "KS", "split_models", "run_unit", "run", "summarise",
-           "render_tables", "plot_dataset", "main", "parse_spec"]
+__all__ = [
+    "DATASETS",
+    "DEFAULT_ESTIMATORS",
+    "KS",
+    "PROTOCOLS",
+    "main",
+    "parse_spec",
+    "plot_dataset",
+    "render_tables",
+    "run",
+    "run_unit",
+    "split_models",
+    "summarise",
+]
 
 #: name -> path under ``<data-dir>/responses``
 DATASETS = {
@@ -100,7 +113,7 @@ def split_models(Y: np.ndarray, protocol: str, split: int, share: float = TARGET
     ``extrapolation``: the ``share`` best by full score (ties by index).
     """
     M = Y.shape[0]
-    n_t = max(1, int(round(share * M)))
+    n_t = max(1, round(share * M))
     if protocol == "interpolation":
         perm = np.random.default_rng(10_000 + split).permutation(M)
         tgt = perm[:n_t]
@@ -144,7 +157,6 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
     (``done``: set of row keys already stored).
     """
     from benchsel.formulations.estimators import get_estimator
-    from benchsel.solvers.pipeline import select_items
 
     Y = load_dataset(unit["data_dir"], unit["dataset"])
     src, tgt = split_models(Y, unit["protocol"], unit["split"])
@@ -188,7 +200,8 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
                     rows.append(row)
                     continue
                 sp, kt = _corr(pred, truth)
-                row.update({"estimation_seconds": time.perf_counter() - t1, "mae": float(100 * np.abs(pred - truth).mean()),
+                row.update({"estimation_seconds": time.perf_counter() - t1,
+                            "mae": float(100 * np.abs(pred - truth).mean()),
                             "bias": float(100 * (pred - truth).mean()), "spearman": sp, "kendall": kt})
                 rows.append(row)
     return rows
@@ -332,7 +345,7 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         n = mae.size
         half = _t975(n) * mae.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan
 
-        def mean_of(key: str) -> float:
+        def mean_of(key: str, rs: list[Mapping[str, Any]] = rs) -> float:
             v = np.array([_f(r.get(key)) for r in rs])
             v = v[np.isfinite(v)]
             return float(v.mean()) if v.size else math.nan

@@ -47,22 +47,22 @@ from benchsel.solvers.options import Option, check_options
 from benchsel.solvers.validation import _describe
 
 __all__ = [
+    "BayesAIPW",
+    "ClusterWeighted",
     "Estimator",
     "MeanEstimator",
-    "ClusterWeighted",
-    "Ridge",
-    "RepCoreRidge",
     "RSMean",
-    "BayesAIPW",
+    "RepCoreRidge",
+    "Ridge",
     "SourceAssisted",
     "Stacked",
-    "simplex_weights",
+    "estimator_names",
     "get_estimator",
     "list_estimators",
     "register_estimator",
-    "estimator_names",
     "ridge_loo",
     "selection_distances",
+    "simplex_weights",
 ]
 
 Z975 = 1.959963984540054
@@ -199,7 +199,7 @@ class Estimator:
         return self._fitted
 
     # ------------------------------------------------------------ public API
-    def fit(self, Y_source: Any, selection: Any, *, n_items: int | None = None) -> "Estimator":
+    def fit(self, Y_source: Any, selection: Any, *, n_items: int | None = None) -> Estimator:
         """Fit on the source models' scores and the selected items.
 
         Parameters
@@ -493,7 +493,7 @@ class ClusterWeighted(Estimator):
             self.params["item_weights"] = w
         self.needs_sources = D is None  # type: ignore[misc]
 
-    def fit(self, Y_source: Any, selection: Any, *, n_items: int | None = None) -> "ClusterWeighted":
+    def fit(self, Y_source: Any, selection: Any, *, n_items: int | None = None) -> ClusterWeighted:
         D = self.params["D"]
         if Y_source is None and D is not None and n_items is None:
             n_items = D.shape[0]
@@ -786,7 +786,7 @@ class BayesAIPW(_IntervalMixin, Estimator):
         mean_c = Yt.mean(axis=1)
         if k >= N:
             return mean_c, np.zeros_like(mean_c)
-        coef, icpt, alpha, lam, ev, Q = bayesian_ridge_batch(self._phi_C, Yt.T)
+        coef, _, alpha, lam, ev, Q = bayesian_ridge_batch(self._phi_C, Yt.T)
         d = self._mU - self._mC
         f = 1.0 + k / (N - k)
         est = mean_c + (coef @ d) / f
@@ -825,7 +825,7 @@ class SourceAssisted(Estimator):
 
 # ------------------------------------------------------------------ stacking
 def _member_specs(members: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     for m in members:
         if isinstance(m, str):
             out.append((m, {}))

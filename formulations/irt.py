@@ -36,10 +36,9 @@ from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.options import Option
 from benchsel.solvers.validation import check_float, check_int, check_rng
 
-from .estimators import Estimator, _item_features, check_scores, cluster_shares, register_estimator, \
-    selection_distances
+from .estimators import Estimator, _item_features, check_scores, cluster_shares, register_estimator, selection_distances
 
-__all__ = ["IRTModel", "fit_irt", "IRTEstimator"]
+__all__ = ["IRTEstimator", "IRTModel", "fit_irt", "irt_objective"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,6 +128,37 @@ def _check_unit(Y: np.ndarray, name: str) -> None:
                                 f"[{lo:g}, {hi:g}]; rescale them first")
 
 
+def irt_objective(x: np.ndarray, Y: np.ndarray, d: int, prior_sd_theta: float, prior_sd_item: float
+                  ) -> tuple[float, np.ndarray]:
+    """Penalised negative log-likelihood of the 2PL model per score, and its gradient.
+
+    Parameters
+    ----------
+    x : ndarray, shape (S*d + N*d + N,)
+        ``theta`` (S, d), ``A`` (N, d) and ``b`` (N,), flattened in that order.
+    Y : ndarray, shape (S, N)
+        Scores in [0, 1].
+    d : int
+    prior_sd_theta, prior_sd_item : float
+    """
+    S, N = Y.shape
+    n_th, n_a = S * d, N * d
+    th = x[:n_th].reshape(S, d)
+    A = x[n_th:n_th + n_a].reshape(N, d)
+    b = x[n_th + n_a:]
+    pt, pa = 1.0 / prior_sd_theta ** 2, 1.0 / prior_sd_item ** 2
+    Z = th @ A.T
+    Z -= b
+    P = expit(Z)
+    # softplus(z) = log(1 + e^z) = max(z, 0) - log(max(P, 1 - P)), P = sigmoid(z) (no overflow, one log)
+    loss = float(np.sum(np.maximum(Z, 0.0)) - np.sum(np.log(np.maximum(P, 1.0 - P))) - np.vdot(Y, Z))
+    loss += 0.5 * (pt * float(np.sum(th * th)) + pa * (float(np.sum(A * A)) + float(b @ b)))
+    R = P - Y
+    g = np.concatenate([(R @ A + pt * th).ravel(), (R.T @ th + pa * A).ravel(), -R.sum(axis=0) + pa * b])
+    scale = 1.0 / (S * N)
+    return loss * scale, g * scale
+
+
 def fit_irt(Y: Any, dim: int = 1, *, prior_sd_theta: float = 1.0, prior_sd_item: float = 2.0, max_iter: int = 2000,
             seed: int = 0, cache: bool = True) -> IRTModel:
     """Fit a ``dim``-dimensional 2PL model to a models x items score matrix.
@@ -187,23 +217,10 @@ def fit_irt(Y: Any, dim: int = 1, *, prior_sd_theta: float = 1.0, prior_sd_item:
     if d > 1:
         A0[:, 1:] = 0.1 * rng.standard_normal((N, d - 1))
     x0 = np.concatenate([th0.ravel(), A0.ravel(), b0])
-    pt, pa = 1.0 / st ** 2, 1.0 / si ** 2
     n_th, n_a = S * d, N * d
-    scale = 1.0 / (S * N)
 
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-        th = x[:n_th].reshape(S, d)
-        A = x[n_th:n_th + n_a].reshape(N, d)
-        b = x[n_th + n_a:]
-        Z = th @ A.T
-        Z -= b
-        P = expit(Z)
-        # softplus(z) = log(1 + e^z) = max(z, 0) - log(max(P, 1 - P)), P = sigmoid(z) (no overflow, one log)
-        loss = float(np.sum(np.maximum(Z, 0.0)) - np.sum(np.log(np.maximum(P, 1.0 - P))) - np.vdot(Yv, Z))
-        loss += 0.5 * (pt * float(np.sum(th * th)) + pa * (float(np.sum(A * A)) + float(b @ b)))
-        R = P - Yv
-        g = np.concatenate([(R @ A + pt * th).ravel(), (R.T @ th + pa * A).ravel(), -R.sum(axis=0) + pa * b])
-        return loss * scale, g * scale
+        return irt_objective(x, Yv, d, st, si)
 
     res = minimize(fun, x0, jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iter, "maxcor": 20, "ftol": 1e-10, "gtol": 1e-8})
@@ -277,7 +294,7 @@ class IRTEstimator(Estimator):
     def _choose_lambda(self, Y: np.ndarray, sel: np.ndarray, kw: dict[str, Any]) -> float:
         """gp-IRT's ``lam*``: the grid value (0, 0.05, ..., 1) of least MAE on held-out sources."""
         S = Y.shape[0]
-        n_val = int(round(self.params["val_fraction"] * S))
+        n_val = round(self.params["val_fraction"] * S)
         if n_val < 2 or S - n_val < 2:
             return float(sel.size / Y.shape[1])  # too few sources to hold out: p-IRT's own weight
         rng = np.random.default_rng(self.params["seed"])

@@ -25,16 +25,28 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from .errors import InvalidInputError
 from .validation import _describe, check_int
 
-__all__ = ["Selection", "SelectionResult", "Compressed", "register_selection", "get_selection", "selection_names",
-           "select_items", "compress", "anchor_kmedoids", "irt_kmedoids", "DEFAULT_ESTIMATOR"]
+__all__ = [
+    "DEFAULT_ESTIMATOR",
+    "Compressed",
+    "Selection",
+    "SelectionResult",
+    "anchor_kmedoids",
+    "compress",
+    "get_selection",
+    "irt_kmedoids",
+    "register_selection",
+    "select_items",
+    "selection_names",
+]
 
 #: The estimator :func:`compress` fits unless told otherwise (see docs/estimators.md for the measurements).
 DEFAULT_ESTIMATOR = "stacked"

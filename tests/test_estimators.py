@@ -303,7 +303,7 @@ def test_bad_input(data):
         est.predict(tgt[:10, sel].T)
     with pytest.raises(InvalidInputError, match=r"Y_target\[:, selection\]"):
         est.predict(tgt)
-    with pytest.raises(InvalidInputError, match="selection: expected distinct.*item 3 appears 2"):
+    with pytest.raises(InvalidInputError, match=r"selection: expected distinct.*item 3 appears 2"):
         get_estimator("ridge").fit(src, [3, 5, 3])
     with pytest.raises(InvalidInputError, match=r"selection: expected item indices in \[0, 120\).*1 out of range"):
         get_estimator("ridge").fit(src, [3, 120])
@@ -315,7 +315,7 @@ def test_bad_input(data):
     with pytest.raises(InvalidInputError, match=r"Y_source: expected finite scores, got 2 NaN entries in 2 source "
                                                 r"models \(first at source model 2, item 7"):
         get_estimator("ridge").fit(bad, sel)
-    with pytest.raises(InvalidInputError, match="Y_target: expected finite.*1 NaN"):
+    with pytest.raises(InvalidInputError, match=r"Y_target: expected finite.*1 NaN"):
         t = tgt[:, sel].copy()
         t[1, 0] = np.nan
         est.predict(t)
@@ -323,7 +323,7 @@ def test_bad_input(data):
         get_estimator("ridge").fit(src[:1], sel)
     with pytest.raises(InvalidInputError, match="unknown estimator 'lasso'; estimators: mean, cluster-weighted"):
         get_estimator("lasso")
-    with pytest.raises(InvalidInputError, match="not understood by estimator 'ridge'.*alphas"):
+    with pytest.raises(InvalidInputError, match=r"not understood by estimator 'ridge'.*alphas"):
         get_estimator("ridge", alpha=3)
     with pytest.raises(InvalidInputError, match="alphas"):
         get_estimator("ridge", alphas=[-1.0])
@@ -363,3 +363,21 @@ def test_timing_goal_shapes():
     sel = np.arange(0, 5000, 50)
     for name in ("mean", "cluster-weighted", "ridge", "repcore-ridge", "bayes-aipw", "rs-mean", "source-assisted"):
         assert get_estimator(name).fit(src, sel).predict(tgt[:, sel]).shape == (100,)
+
+
+def test_irt_gradient_matches_finite_differences():
+    from scipy.optimize import check_grad
+
+    from benchsel.formulations.irt import irt_objective
+
+    rng = np.random.default_rng(9)
+    Y = (rng.uniform(size=(7, 11)) < 0.6).astype(float)
+    Y[0, :3] = 0.4  # a fractional score
+    for d in (1, 2):
+        x = rng.normal(size=7 * d + 11 * d + 11)
+        err = check_grad(lambda v, d=d: irt_objective(v, Y, d, 1.0, 2.0)[0],
+                         lambda v, d=d: irt_objective(v, Y, d, 1.0, 2.0)[1], x)
+        assert err < 1e-6
+        z = np.clip(x[:7 * d].reshape(7, d) @ x[7 * d:18 * d].reshape(11, d).T - x[18 * d:], -30, 30)
+        direct = (np.logaddexp(0, z) - Y * z).sum() + 0.5 * (np.sum(x[:7 * d] ** 2) + np.sum(x[7 * d:] ** 2) / 4)
+        assert irt_objective(x, Y, d, 1.0, 2.0)[0] == pytest.approx(direct / 77)
