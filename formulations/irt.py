@@ -36,7 +36,15 @@ from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.options import Option
 from benchsel.solvers.validation import check_float, check_int, check_rng
 
-from .estimators import Estimator, _item_features, check_scores, cluster_shares, register_estimator, selection_distances
+from .estimators import (
+    Estimator,
+    _item_features,
+    check_scores,
+    cluster_shares,
+    register_estimator,
+    selection_distances,
+    single_thread,
+)
 
 __all__ = ["IRTEstimator", "IRTModel", "fit_irt", "irt_objective"]
 
@@ -222,8 +230,9 @@ def fit_irt(Y: Any, dim: int = 1, *, prior_sd_theta: float = 1.0, prior_sd_item:
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
         return irt_objective(x, Yv, d, st, si)
 
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": max_iter, "maxcor": 20, "ftol": 1e-10, "gtol": 1e-8})
+    with single_thread():
+        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
+                       options={"maxiter": max_iter, "maxcor": 20, "ftol": 1e-10, "gtol": 1e-8})
     x = res.x
     model = IRTModel(
         A=x[n_th:n_th + n_a].reshape(N, d).copy(), b=x[n_th + n_a:].copy(), theta=x[:n_th].reshape(S, d).copy(),
