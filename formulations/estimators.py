@@ -862,6 +862,11 @@ class Stacked(Estimator):
     coreset scores. The weights (non-negative, summing to 1) minimise the
     squared error of these out-of-fold predictions; every member is then
     refitted on all sources. With one member this is that member.
+
+    ``cv="upward"`` mimics extrapolation to models stronger than every
+    source: the sources are ranked by full score and cut into ``folds``
+    contiguous groups, and group ``g >= 1`` is predicted by members fitted on
+    groups ``0..g-1`` only (the weakest group is never predicted).
     """
 
     name = "stacked"
@@ -870,6 +875,8 @@ class Stacked(Estimator):
         Option("members", (("ridge", {}), ("irt", {"variant": "p-irt"}), ("cluster-weighted", {})), "any",
                doc="member estimators: names or (name, params) pairs"),
         Option("folds", 5, "int", low=2, doc="cross-fitting folds over the source models"),
+        Option("cv", "random", "choice", choices=("random", "upward"),
+               doc="'random' folds, or 'upward': folds by full score, each predicted from the weaker folds only"),
         Option("seed", 0, "int", low=0, doc="seeds the fold assignment"),
     )
     min_sources = 4
@@ -887,16 +894,22 @@ class Stacked(Estimator):
         specs = self.params["members"]
         S = Y.shape[0]
         folds = min(self.params["folds"], S // 2)
-        rng = np.random.default_rng(self.params["seed"])
-        fold = rng.permutation(np.arange(S) % folds)
         truth = Y.mean(axis=1)
-        P = np.empty((S, len(specs)))
-        for f in range(folds):
-            tr, va = fold != f, fold == f
+        if self.params["cv"] == "random":
+            rng = np.random.default_rng(self.params["seed"])
+            fold = rng.permutation(np.arange(S) % folds)
+            plan = [(fold != f, fold == f) for f in range(folds)]
+        else:  # upward: contiguous groups by full score, each predicted from the weaker ones
+            fold = np.empty(S, dtype=np.int64)
+            fold[np.argsort(truth, kind="stable")] = np.arange(S) * folds // S
+            plan = [(fold < f, fold == f) for f in range(1, folds)]
+        P = np.full((S, len(specs)), np.nan)
+        for tr, va in plan:
             for j, (n, p) in enumerate(specs):
                 P[va, j] = get_estimator(n, **p).fit(Y[tr], sel).predict(Y[va][:, sel])
-        self.weights_ = simplex_weights(P, truth)
-        self.oof_mae_ = np.abs(P - truth[:, None]).mean(axis=0)
+        done = ~np.isnan(P[:, 0])
+        self.weights_ = simplex_weights(P[done], truth[done])
+        self.oof_mae_ = np.abs(P[done] - truth[done, None]).mean(axis=0)
         self.members_ = [get_estimator(n, **p).fit(Y, sel) for n, p in specs]
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
