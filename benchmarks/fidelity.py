@@ -438,8 +438,8 @@ def goal_table(summary: Sequence[Mapping[str, Any]], pipeline: str, baseline: st
     and the best quoted peer figure (:data:`QUOTED_PEERS`, interpolation only)."""
     ps = [s for s in summary if s["protocol"] == protocol]
     by = {(s["dataset"], s["k"], s["pipeline"]): s for s in ps}
-    lines = [f"| dataset | k | {pipeline} | best pipeline (MAE) | {baseline} (same run) | best quoted peer |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"| dataset | k | {pipeline} | its Spearman / Kendall | best pipeline (MAE) | {baseline} (same run) | "
+             "best quoted peer |", "|---|---|---|---|---|---|---|"]
     wins_base = wins_peer = n = worse = 0
     for d in dict.fromkeys(s["dataset"] for s in ps):
         for i, k in enumerate(sorted({s["k"] for s in ps if s["dataset"] == d})):
@@ -454,8 +454,8 @@ def goal_table(summary: Sequence[Mapping[str, Any]], pipeline: str, baseline: st
             worse += p["mae"] - _half(p) > b["mae"] + _half(b)  # worse beyond both 95 % intervals
             wins_peer += peer is not None and p["mae"] < peer[0]
             peer_txt = f"{peer[0]:.2f} ({peer[1]})" if peer else "-"
-            lines.append(f"| {d} | {k} | {_cell(p)} | {cell[0]['pipeline']} ({cell[0]['mae']:.2f}) | {_cell(b)} | "
-                         f"{peer_txt} |")
+            lines.append(f"| {d} | {k} | {_cell(p)} | {p['spearman']:.3f} / {p['kendall']:.3f} | "
+                         f"{cell[0]['pipeline']} ({cell[0]['mae']:.2f}) | {_cell(b)} | {peer_txt} |")
     lines.append("")
     lines.append(f"{pipeline}: lower MAE than {baseline} in {wins_base} of {n} cells, worse beyond the 95 % "
                  f"intervals in {worse}"
