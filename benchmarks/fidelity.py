@@ -370,6 +370,11 @@ def _f(v: Any) -> float:
         return math.nan
 
 
+def _protocol_order(summary: Iterable[Mapping[str, Any]]) -> list[str]:
+    seen = {s["protocol"] for s in summary}
+    return [p for p in PROTOCOLS if p in seen] + sorted(seen - set(PROTOCOLS))
+
+
 def _half(s: Mapping[str, Any]) -> float:
     return s["mae_ci"] if math.isfinite(s["mae_ci"]) else 0.0
 
@@ -381,7 +386,7 @@ def _cell(s: Mapping[str, Any]) -> str:
 def render_tables(summary: Sequence[Mapping[str, Any]], *, top: int = 6) -> str:
     """Markdown: per protocol, a best-pipelines table per (dataset, k) and a pipelines x cells MAE table."""
     lines: list[str] = []
-    protocols = list(dict.fromkeys(s["protocol"] for s in summary))
+    protocols = _protocol_order(summary)
     for p in protocols:
         ps = [s for s in summary if s["protocol"] == p]
         datasets = list(dict.fromkeys(s["dataset"] for s in ps))
@@ -475,7 +480,7 @@ def plot_dataset(summary: Sequence[Mapping[str, Any]], dataset: str, path: Path,
     ds = [s for s in summary if s["dataset"] == dataset]
     if not ds:
         return None
-    protocols = list(dict.fromkeys(s["protocol"] for s in ds))
+    protocols = _protocol_order(ds)
     fig, axes = plt.subplots(1, len(protocols), figsize=(5.2 * len(protocols), 3.8), squeeze=False)
     for ax, p in zip(axes[0], protocols):
         ps = [s for s in ds if s["protocol"] == p]
@@ -511,7 +516,7 @@ def report(rows: Sequence[Mapping[str, Any]], out: Path, *, plots: bool = True) 
     summary = summarise(rows)
     text = render_tables(summary)
     pipes = {s["pipeline"] for s in summary}
-    for proto in dict.fromkeys(s["protocol"] for s in summary):
+    for proto in _protocol_order(summary):
         pipe, base = RECOMMENDED.get(proto, ("", ""))
         if pipe in pipes and base in pipes:
             text += f"\n\n### {proto}: {pipe} against {base}" + (" and the quoted peers" if proto == "interpolation"
