@@ -88,10 +88,10 @@ TARGET_SHARE = 0.25
 JSONL = "fidelity.jsonl"
 #: Pipelines the docs recommend (compared cell by cell in the report).
 RECOMMENDED = {"interpolation": ("kmedoids+stacked", "random+ridge"),
-               "extrapolation": ("kmedoids+stacked:cv=upward", "random+mean")}
+               "extrapolation": ("irt-anchor+repcore-ridge", "random+mean")}
 #: Pipelines every plot shows (when measured), besides each dataset's best.
 PLOT_ALWAYS = ("random+mean", "random+ridge", "kmedoids+cluster-weighted", "kmedoids+stacked",
-               "kmedoids+stacked:cv=upward", "kmedoids+irt")
+               "irt-anchor+repcore-ridge", "random+source-assisted")
 
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
