@@ -147,6 +147,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .suites import get_suite, suite_instances
 
     s = get_suite(args.suite)
+    if s.runner is not None:  # a suite with its own driver (e.g. fidelity)
+        from .suites import check_data
+
+        data_dir = _data_dir(args)
+        check_data(s, data_dir)
+        return s.runner(args, data_dir)
     specs = _filter(suite_instances(args.suite, _data_dir(args)), args.instances, args.suite)
     time_limit = args.time_limit if args.time_limit is not None else s.time_limit
     if not (isinstance(time_limit, float) and math.isfinite(time_limit) and time_limit > 0):

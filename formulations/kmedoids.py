@@ -295,17 +295,19 @@ class KMedoids(Formulation):
         Returns
         -------
         float or ndarray, shape (G,)
-            ``sum_j (cluster weight share of j) * score on j``.
+            ``sum_j (cluster weight share of j) * score on j`` (the
+            ``"cluster-weighted"`` estimator of :mod:`benchsel.formulations.estimators`
+            on this instance's dissimilarities and weights).
         """
+        from .estimators import ClusterWeighted
+
         sel = np.asarray(selection)
         S = self.as_selection(sel)
         s = as_array(scores, "scores", ndim=(1, 2), shape_doc=f"(k,) or (G, k) with k = {S.size}")
         if s.shape[-1] != S.size:
             raise InvalidInputError(f"scores: expected last axis of length {S.size} (one per medoid), got shape {s.shape}")
-        order = np.argsort(sel.astype(np.int64), kind="stable")  # scores column for each sorted medoid
-        wts = self.cluster_weights(S)
-        est = s[..., order] @ wts
-        return float(est) if np.ndim(est) == 0 else est
+        est = ClusterWeighted(D=self._D, item_weights=None if self._unit_weights else self._w).fit(None, sel).predict(s)
+        return float(est[0]) if s.ndim == 1 else est
 
     def random_selection(self, rng: np.random.Generator) -> np.ndarray:
         return np.sort(rng.choice(self._cand, size=self.k, replace=False))
