@@ -32,7 +32,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining
+from ._exact import (
+    COMMON_OPTIONS,
+    formulation_bound,
+    linear_acceptor,
+    prepare,
+    remaining,
+    warm_start_output,
+)
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel
 from .options import Option
@@ -50,6 +57,8 @@ CPSAT_OPTIONS = (
     Option("cpsat_parameters", None, "mapping", doc="raw CP-SAT parameters (name: value)"),
 )
 _LIMIT = 2**62
+#: Model building rate (non-zeros per second: the CP-SAT proto is filled row by row in Python), for size guards.
+CPSAT_NNZ_PER_SECOND = 1.0e6
 
 
 def _cp_model():
@@ -300,7 +309,10 @@ def _ortools_version() -> str:
     options=CPSAT_OPTIONS,
 )
 def run_cpsat(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    model, opts, build = prepare(f, options)
+    model, opts, build = prepare(f, options, time_limit=time_limit, seed=seed,
+                                 nnz_per_second=CPSAT_NNZ_PER_SECOND)
+    if model is None:
+        return warm_start_output(f, opts, build, time_limit)
     t0 = time.perf_counter()
     sel, term, bound, extra = solve_model_cpsat(
         model, time_limit=remaining(time_limit, build), seed=seed, mip_rel_gap=opts["mip_rel_gap"],

@@ -17,7 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining
+from ._exact import (
+    COMMON_OPTIONS,
+    formulation_bound,
+    linear_acceptor,
+    prepare,
+    remaining,
+    warm_start_output,
+)
 from .errors import SolverNotInstalledError
 from .model import Block, LinearModel
 from .options import Option
@@ -25,6 +32,9 @@ from .registry import register_method
 from .result import MethodOutput, Termination
 
 __all__ = ["to_pyomo", "solve_pyomo_model"]
+
+#: Model building rate (non-zeros per second: Pyomo components are built term by term), for size guards.
+PYOMO_NNZ_PER_SECOND = 1.0e5
 
 PYOMO_OPTIONS = (
     *COMMON_OPTIONS,
@@ -227,7 +237,10 @@ def _valid_bound(b: Any, term: Termination) -> float | None:
     options=PYOMO_OPTIONS,
 )
 def run_pyomo(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    model, opts, build = prepare(f, options)
+    model, opts, build = prepare(f, options, time_limit=time_limit, seed=seed,
+                                 nnz_per_second=PYOMO_NNZ_PER_SECOND)
+    if model is None:
+        return warm_start_output(f, opts, build, time_limit)
     t0 = time.perf_counter()
     m = to_pyomo(model)
     if opts["warm_start"] is not None:
