@@ -181,8 +181,8 @@ def _graph_distances(G: Any, weight: str | None, nodelist: Any) -> tuple[np.ndar
     if not np.isfinite(D).all():
         i, j = (int(t) for t in np.argwhere(~np.isfinite(D))[0])
         raise InvalidInputError(
-            f"G: the graph is not (strongly) connected; every node must reach every other, but {nodes[i]!r} "
-            f"does not reach {nodes[j]!r}"
+            f"G: the graph is not connected (strongly, when directed); every node must reach every other, but "
+            f"{nodes[i]!r} does not reach {nodes[j]!r}"
         )
     return D, nodes
 

@@ -12,6 +12,7 @@ _LAZY = {
     "load_pmed": "benchsel.instances.orlib",
     "load_pmed_optima": "benchsel.instances.orlib",
     "read_pmed_graph": "benchsel.instances.orlib",
+    "pmed_graph": "benchsel.instances.orlib",
     # seeded generators
     "make_kmedoids": "benchsel.instances.synthetic",
     # positional (score tables, rankings)

@@ -66,6 +66,10 @@ class BnCOptions:
     heuristic_every : int
         Node heuristic (rounding plus eager swaps) every this many nodes
         (``0``: only at the root).
+    plunge : float
+        After branching, a child is solved next (its LP starts from its
+        parent's basis) while its bound is below the best open bound plus
+        this share of the gap; otherwise the best open node is.
     log_every : float
         Seconds between progress lines with ``verbose``.
     """
@@ -77,6 +81,9 @@ class BnCOptions:
     cut_age: int = 8
     pool_size: int = 200_000
     heuristic_every: int = 1
+    plunge: float = 0.5
+    strong: int = 0
+    strong_depth: int = 1000
     log_every: float = 5.0
 
 
@@ -226,60 +233,89 @@ class BranchAndCut:
         if self.ints.size:
             h.changeColsIntegrality(int(self.ints.size), self.ints, np.zeros(self.ints.size, dtype=np.uint8))
         self._offer(self.warm_start)
-        self._push(-np.inf, 0, self.glb.copy(), self.gub.copy(), None)
+        self._push(_Node(-np.inf, 0, self._next_seq(), self.glb.copy(), self.gub.copy()))
         term: Termination | None = None
-        while self.heap:
+        nxt: _Node | None = None
+        while self.heap or nxt is not None:
             if self._left() <= 0:
                 term = Termination.TIME_LIMIT
                 break
-            node = heapq.heappop(self.heap)
-            if node.bound >= self._cutoff():
-                self.pruned_min = min(self.pruned_min, node.bound)
+            node = self._select(nxt)
+            nxt = None
+            if node is None:
                 continue
-            lb = np.maximum(node.lb, self.glb)
-            ub = np.minimum(node.ub, self.gub)
-            if np.any(lb > ub):  # emptied by root fixing
-                continue
-            depth = -node.neg_depth
-            lp = self._node_lp(lb, ub, root=self.stats["nodes"] == 0)
-            if lp.status in ("time", "error"):
-                bound = node.bound if lp.obj is None else max(node.bound, lp.obj)
-                self._push(bound, depth, node.lb, node.ub, node.branch)
-                term = Termination.TIME_LIMIT if lp.status == "time" else Termination.ERROR
+            status, children = self._process(node)
+            if status in ("time", "error"):
+                term = Termination.TIME_LIMIT if status == "time" else Termination.ERROR
                 break
-            self.stats["nodes"] += 1
-            if lp.status == "unbounded":
-                if self.stats["nodes"] == 1:
-                    return None, Termination.UNBOUNDED, None, self._extra(Termination.UNBOUNDED)
-                continue
-            if lp.status == "infeasible":
-                continue
-            assert lp.x is not None and lp.obj is not None
-            self._learn(node, lp.obj)
-            if self.stats["nodes"] == 1:
-                self.root, self.root_bound = lp, lp.obj
-                self.stats["root_seconds"] = time.perf_counter() - self.t0
-            if self.opt.heuristic_every == 0 and self.stats["nodes"] == 1 or (
-                    self.opt.heuristic_every and (self.stats["nodes"] - 1) % self.opt.heuristic_every == 0):
-                self._heuristic(lp.x)
-            if self.stats["nodes"] == 1:
-                self._fix_root()
-            if lp.obj >= self._cutoff():
-                self.pruned_min = min(self.pruned_min, lp.obj)
-                continue
-            xi = lp.x[self.ints]
-            frac = np.abs(xi - np.round(xi)) > 1e-6
-            if not frac.any():  # separated to the end: an optimum of the node
-                self._offer(self.model.selection_from_x(lp.x))
-                if lp.obj >= self._cutoff():
-                    self.pruned_min = min(self.pruned_min, lp.obj)
-                continue
-            lb_c, ub_c = self._fix(lb, ub, lp)
-            self._branch(lp, lb_c, ub_c, depth, frac)
+            if status == "unbounded":
+                return None, Termination.UNBOUNDED, None, self._extra(Termination.UNBOUNDED)
+            if children:  # plunge into the first child while it stays near the best bound
+                nxt = children[0]
+                for c in children[1:]:
+                    self._push(c)
             self._log()
+        if nxt is not None:
+            self._push(nxt)
         if term is None:
             term = Termination.OPTIMAL if self.best_sel is not None else Termination.INFEASIBLE
         return self.best_sel, term, self._bound(term), self._extra(term)
+
+    def _select(self, nxt: _Node | None) -> _Node | None:
+        """The next node: the plunging child while its bound is within ``plunge`` of the gap, else the best open one.
+
+        Returns None when the chosen node is pruned by bound.
+        """
+        if nxt is not None:
+            best = self.heap[0].bound if self.heap else nxt.bound
+            if np.isfinite(self.UB) and nxt.bound > best + self.opt.plunge * (self.UB - best):
+                self._push(nxt)
+                nxt = None
+        node = nxt if nxt is not None else heapq.heappop(self.heap)
+        if node.bound >= self._cutoff():
+            self.pruned_min = min(self.pruned_min, node.bound)
+            return None
+        return node
+
+    def _process(self, node: _Node) -> tuple[str, list[_Node]]:
+        """Solve a node: LP with its cuts, heuristic, fixing, branching. Returns (status, children)."""
+        lb = np.maximum(node.lb, self.glb)
+        ub = np.minimum(node.ub, self.gub)
+        if np.any(lb > ub):  # emptied by root fixing
+            return "infeasible", []
+        root = self.stats["nodes"] == 0
+        lp = self._node_lp(lb, ub, root=root)
+        if lp.status in ("time", "error"):
+            node.bound = node.bound if lp.obj is None else max(node.bound, lp.obj)
+            self._push(node)
+            return lp.status, []
+        self.stats["nodes"] += 1
+        if lp.status == "unbounded":
+            return ("unbounded" if root else "infeasible"), []
+        if lp.status == "infeasible":
+            return "infeasible", []
+        assert lp.x is not None and lp.obj is not None
+        self._learn(node, lp.obj)
+        if root:
+            self.root, self.root_bound = lp, lp.obj
+            self.stats["root_seconds"] = time.perf_counter() - self.t0
+        every = self.opt.heuristic_every
+        if root or (every and (self.stats["nodes"] - 1) % every == 0):
+            self._heuristic(lp.x)
+        if root:
+            self._fix_root()
+        if lp.obj >= self._cutoff():
+            self.pruned_min = min(self.pruned_min, lp.obj)
+            return "pruned", []
+        xi = lp.x[self.ints]
+        frac = np.abs(xi - np.round(xi)) > 1e-6
+        if not frac.any():  # separated to the end: an optimum of the node
+            self._offer(self.model.selection_from_x(lp.x))
+            if lp.obj >= self._cutoff():
+                self.pruned_min = min(self.pruned_min, lp.obj)
+            return "solved", []
+        lb_c, ub_c = self._fix(lb, ub, lp)
+        return "branched", self._branch(lp, lb_c, ub_c, -node.neg_depth, frac)
 
     # --------------------------------------------------------------- node LP
     def _solve_lp(self) -> str:
@@ -486,25 +522,62 @@ class BranchAndCut:
                 score = np.where(fresh, base * s / max(float(np.max(s)), 1e-12) + 1e-9 * s, score)
         return score
 
-    def _branch(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, depth: int, frac: np.ndarray) -> None:
+    def _branch(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, depth: int, frac: np.ndarray) -> list[_Node]:
+        """Two children on the best-scoring fractional column; the side the LP value leans to first."""
         assert lp.x is not None and lp.obj is not None
         cand = np.flatnonzero(frac & (lb < ub))
         if cand.size == 0:  # fractional columns all fixed by reduced costs: the node is done
             self.pruned_min = min(self.pruned_min, lp.obj)
-            return
-        j = int(cand[np.argmax(self._scores(lp, cand))])
+            return []
+        score = self._scores(lp, cand)
+        if self.opt.strong > 0 and depth <= self.opt.strong_depth:
+            j = self._strong(lp, lb, ub, cand, score)
+        else:
+            j = int(cand[np.argmax(score)])
         v = lp.x[self.ints[j]]
         up_lb, dn_ub = lb.copy(), ub.copy()
         up_lb[j] = np.ceil(v)
         dn_ub[j] = np.floor(v)
-        self._push(lp.obj, depth + 1, up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj))
-        self._push(lp.obj, depth + 1, lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj))
+        up = _Node(lp.obj, -(depth + 1), self._next_seq(), up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj))
+        down = _Node(lp.obj, -(depth + 1), self._next_seq(), lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj))
+        return [up, down] if v - np.floor(v) >= 0.5 else [down, up]
 
-    def _push(self, bound: float, depth: int, lb: np.ndarray, ub: np.ndarray,
-              branch: tuple[int, int, float, float] | None) -> None:
-        # best bound first; deeper first among equal bounds
-        heapq.heappush(self.heap, _Node(bound, -depth, self.seq, lb, ub, branch))
+    def _strong(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, cand: np.ndarray, score: np.ndarray) -> int:
+        """Strong branching on the best-scoring candidates: both children's LPs (current rows only)."""
+        assert lp.x is not None and lp.obj is not None
+        h = self.h
+        top = cand[np.argsort(-score, kind="stable")[: self.opt.strong]]
+        basis = h.getBasis()
+        best_j, best_s = int(top[0]), -np.inf
+        xi = lp.x[self.ints]
+        for j in top:
+            col = int(self.ints[j])
+            gains = []
+            for d in (0, 1):
+                lo, hi = (lb[j], np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]), ub[j])
+                h.changeColBounds(col, float(lo), float(hi))
+                st = self._solve_lp()
+                obj = float(h.getInfo().objective_function_value) if st == "optimal" else (
+                    np.inf if st == "infeasible" else lp.obj)
+                gains.append(max(obj - lp.obj, 0.0))
+                fr = (xi[j] - np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]) - xi[j])
+                if st == "optimal" and fr > 1e-9:
+                    self.pc_sum[d, j] += gains[-1] / fr
+                    self.pc_n[d, j] += 1
+                h.changeColBounds(col, float(lb[j]), float(ub[j]))
+                h.setBasis(basis)
+            sc = max(gains[0], 1e-6) * max(gains[1], 1e-6)
+            self.stats["strong_lps"] = self.stats.get("strong_lps", 0) + 2
+            if sc > best_s:
+                best_j, best_s = int(j), sc
+        return best_j
+
+    def _next_seq(self) -> int:
         self.seq += 1
+        return self.seq
+
+    def _push(self, node: _Node) -> None:
+        heapq.heappush(self.heap, node)  # best bound first; deeper first among equal bounds
 
     # --------------------------------------------------------------- results
     def _bound(self, term: Termination) -> float | None:

@@ -40,6 +40,9 @@ BNC_OPTIONS = (
            doc="branch-and-cut: weight of the LP point in the in-out separation point at the root (0 or 1: off)"),
     Option("cut_age", _BNC.cut_age, "int", low=0,
            doc="branch-and-cut: LP solves a cut may stay slack before it moves to the cut pool (0: never)"),
+    Option("strong", _BNC.strong, "int", low=0, doc="branch-and-cut: strong-branching candidates per node (0: off)"),
+    Option("strong_depth", _BNC.strong_depth, "int", low=0, doc="branch-and-cut: deepest node that strong-branches"),
+    Option("plunge", _BNC.plunge, "float", low=0.0, doc="branch-and-cut: plunge while a child is within this share of the gap"),
     Option("heuristic_every", _BNC.heuristic_every, "int", low=0,
            doc="branch-and-cut: node heuristic (LP rounding, then eager swaps) every this many nodes (0: root only)"),
 )
@@ -172,6 +175,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     if model.lazy is not None:
         if key is None:
             raise InvalidInputError("key: a model with lazy rows needs a true-objective key to rank incumbents")
+        h.setOptionValue("output_flag", False)  # one LP per node: progress comes from the branch-and-cut
         if model.integrality.any():
             h.setOptionValue("presolve", "off")  # node LPs are re-solved from the previous basis
         bnc = BranchAndCut(h, hp, model, key, time_limit=time_limit, mip_rel_gap=mip_rel_gap, verbose=verbose,
@@ -231,7 +235,8 @@ def run_highs(f: Any, *, time_limit: float | None, seed: int | None, **options: 
         key=true_key(f, model),
         bnc_options=BnCOptions(root_rounds=opts["root_rounds"], node_rounds=opts["node_rounds"],
                                in_out=opts["in_out"], cut_age=opts["cut_age"],
-                               heuristic_every=opts["heuristic_every"]),
+                               heuristic_every=opts["heuristic_every"], strong=opts["strong"],
+                               strong_depth=opts["strong_depth"], plunge=opts["plunge"]),
     )
     solve_s = time.perf_counter() - t0
     extra.update(model.summary())
