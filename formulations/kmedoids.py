@@ -17,7 +17,8 @@ import itertools
 import math
 import os
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.spatial.distance import cdist
@@ -28,7 +29,7 @@ from benchsel.solvers.validation import as_array, check_choice, check_int
 
 from .base import Check, Formulation
 
-__all__ = ["KMedoids", "dissimilarity", "SwapState", "BendersCuts", "SortedRows", "ModelTooLargeError"]
+__all__ = ["BendersCuts", "KMedoids", "ModelTooLargeError", "SortedRows", "SwapState", "dissimilarity"]
 
 METRICS = ("correlation", "cosine", "euclidean")
 DTYPES = ("float64", "float32")
@@ -222,7 +223,7 @@ class KMedoids(Formulation):
     """
 
     sense = "min"
-    model_options = {"model": ("auto", "assignment", "radius", "benders")}
+    model_options: ClassVar[dict[str, tuple[str, ...]]] = {"model": ("auto", "assignment", "radius", "benders")}
     AUTO_ASSIGNMENT_MAX = 10_000
     #: Largest static model (estimated solver bytes) built; larger ones are refused.
     MAX_MODEL_BYTES = 2 * 2**30
@@ -267,10 +268,13 @@ class KMedoids(Formulation):
             cand = np.asarray(candidates)
             if cand.ndim != 1 or cand.size == 0 or not np.issubdtype(cand.dtype, np.integer):
                 raise InvalidInputError(
-                    f"candidates: expected a non-empty 1-D array of item indices, got {cand.dtype} array of shape {cand.shape}"
+                    "candidates: expected a non-empty 1-D array of item indices, "
+                    f"got {cand.dtype} array of shape {cand.shape}"
                 )
             if cand.min() < 0 or cand.max() >= N or np.unique(cand).size != cand.size:
-                raise InvalidInputError(f"candidates: expected distinct item indices in [0, {N}), got values {cand.min()}..{cand.max()} ({cand.size} given, {np.unique(cand).size} distinct)")
+                raise InvalidInputError(
+                    f"candidates: expected distinct item indices in [0, {N}), got values {cand.min()}..{cand.max()} "
+                    f"({cand.size} given, {np.unique(cand).size} distinct)")
             cand = np.sort(cand.astype(np.int64))
         self._cand = cand
         self._cand.setflags(write=False)
@@ -282,7 +286,7 @@ class KMedoids(Formulation):
     # --------------------------------------------------------------- builders
     @classmethod
     def from_features(cls, X: Any, k: int, metric: str = "correlation", *, weights: Any = None,
-                      candidates: Any = None, dtype: Any = "float64") -> "KMedoids":
+                      candidates: Any = None, dtype: Any = "float64") -> KMedoids:
         """Build from item features (distances computed block by block, see :func:`dissimilarity`).
 
         Parameters
@@ -297,7 +301,7 @@ class KMedoids(Formulation):
 
     @classmethod
     def from_graph(cls, G: Any, k: int, weight: str | None = "weight", *, nodelist: Any = None, weights: Any = None,
-                   candidates: Any = None, dtype: Any = "float64") -> "KMedoids":
+                   candidates: Any = None, dtype: Any = "float64") -> KMedoids:
         """A p-median instance on a networkx graph: ``D`` = all-pairs shortest-path lengths.
 
         Parameters
@@ -375,7 +379,7 @@ class KMedoids(Formulation):
             return self._D
         return self._D[np.ix_(I, self._cand)]
 
-    def sorted_candidates(self, deadline: float | None = None) -> "SortedRows":
+    def sorted_candidates(self, deadline: float | None = None) -> SortedRows:
         """Per served item, the candidates in increasing distance (computed once, shared by the statements).
 
         Parameters
@@ -445,7 +449,8 @@ class KMedoids(Formulation):
         S = self.as_selection(sel)
         s = as_array(scores, "scores", ndim=(1, 2), shape_doc=f"(k,) or (G, k) with k = {S.size}")
         if s.shape[-1] != S.size:
-            raise InvalidInputError(f"scores: expected last axis of length {S.size} (one per medoid), got shape {s.shape}")
+            raise InvalidInputError(
+                f"scores: expected last axis of length {S.size} (one per medoid), got shape {s.shape}")
         order = np.argsort(sel.astype(np.int64), kind="stable")  # scores column for each sorted medoid
         wts = self.cluster_weights(S)
         est = s[..., order] @ wts
@@ -584,7 +589,7 @@ class KMedoids(Formulation):
                 rho += blk.sum(axis=0)
             S = np.argpartition(rho, self.k - 1)[: self.k] if self.k < nC else np.arange(nC)
             val = float(lam.sum() + rho[S].sum())
-            if val > best + 1e-12 * max(1.0, abs(best)):
+            if not np.isfinite(best) or val > best + 1e-12 * max(1.0, abs(best)):
                 best, best_lam, stall = val, lam.copy(), 0
             else:
                 stall += 1
@@ -610,7 +615,7 @@ class KMedoids(Formulation):
             yield np.asarray(c, dtype=np.int64)
 
     @classmethod
-    def conformance_instances(cls, seed: int = 0) -> list["KMedoids"]:
+    def conformance_instances(cls, seed: int = 0) -> list[KMedoids]:
         rng = np.random.default_rng(seed)
         X = rng.normal(size=(9, 2))
         D_asym = rng.integers(0, 20, size=(8, 8)).astype(float)
@@ -641,7 +646,7 @@ class KMedoids(Formulation):
             per non-zero; for ``"benders"`` the master plus the sorted lists).
         """
         check_choice(model, "model", ("assignment", "radius", "benders"))
-        nI, nC, k = int(self._served().size), int(self._cand.size), self.k
+        nI, nC = int(self._served().size), int(self._cand.size)
         if model == "assignment":
             cols, rows, nnz = nI * nC + nC, nI + nI * nC + 1, 3 * nI * nC + nC
         elif model == "radius":
@@ -760,7 +765,8 @@ class KMedoids(Formulation):
         cost = self._w[I, None] * self._D[np.ix_(I, C)]
         x = b.add_vars("x", (nI, nC), lb=0, ub=1, implied_integer=True, cost=cost)
         b.add_cardinality("card", y, self.k)
-        b.add_rows("assign", rows=np.repeat(np.arange(nI), nC), cols=x.ravel(), vals=1.0, lb=np.ones(nI), ub=np.ones(nI))
+        b.add_rows("assign", rows=np.repeat(np.arange(nI), nC), cols=x.ravel(), vals=1.0, lb=np.ones(nI),
+                   ub=np.ones(nI))
         r = np.arange(nI * nC)
         b.add_rows(
             "link",
@@ -785,7 +791,7 @@ class KMedoids(Formulation):
         """
         I = self._served()
         C = self._cand
-        nI, nC = I.size, C.size
+        nC = C.size
         s = self.sorted_candidates()
         order = s.order.astype(np.int64)
         Ds = np.take_along_axis(s.Dc, order, axis=1).astype(np.float64)
@@ -1104,7 +1110,7 @@ class BendersCuts:
         self.theta_cols = theta_cols
         self.lo, self.hi = lo, hi
         self.sort_slice = sort_slice
-        self.stats = {"separations": 0, "separation_seconds": 0.0}
+        self.stats: dict[str, Any] = {"separations": 0, "separation_seconds": 0.0}
 
     # ------------------------------------------------------------ separation
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
@@ -1137,8 +1143,10 @@ class BendersCuts:
         n = self.Dc.shape[0]
         L, act, pos = np.empty(n), np.empty(n), np.full(n, -1, dtype=np.int64)
         s = self.sorted.done
-        if s:
-            L[:s], act[:s], pos[:s] = self._walk(np.arange(s), y)
+        B = max(256, _BLOCK // 256)  # rows per walk: bounded temporaries
+        for a in range(0, s, B):
+            b = min(s, a + B)
+            L[a:b], act[a:b], pos[a:b] = self._walk(np.arange(a, b), y)
         if s < n:
             L[s:], act[s:] = self._support_levels(np.arange(s, n), y)
         return L, act, pos
@@ -1245,6 +1253,27 @@ class BendersCuts:
             lb=np.asarray(L, dtype=np.float64),
             ub=np.full(m, np.inf),
         )
+
+    #: Smallest ``n_served * C`` for which :meth:`initial_rows` proposes cuts (below, the plain cut loop is quick).
+    INITIAL_ROWS_MIN = 4_000_000
+
+    def initial_rows(self, time_limit: float | None = None, incumbent: np.ndarray | None = None) -> RowBlock | None:
+        """One cut per item at the level of near-optimal Lagrangian multipliers (``lam_i / w_i``).
+
+        With these cuts the master LP is at least the Lagrangian bound reached
+        (summing them with weights ``w_i`` gives ``L(lam)``), so the root cut
+        loop starts near the LP bound instead of from ``theta = 0``; the
+        multipliers come from :meth:`KMedoids.lagrangian_bound` within
+        ``time_limit`` seconds.
+        """
+        f = self.f
+        if self.Dc.size < self.INITIAL_ROWS_MIN:
+            return None
+        _, lam = f.lagrangian_bound(time_limit, incumbent=incumbent, max_iter=200)
+        w = f.weights[f._served()]
+        L = np.clip(lam / w, self.lo, self.hi)
+        self.stats["initial_rows"] = int(L.size)
+        return self.cuts(np.arange(L.size), L)
 
     # ----------------------------------------------------- primal heuristics
     def round(self, x: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ eager-swap algorithm written here with weights and a candidate set.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any
 
@@ -20,7 +21,7 @@ from benchsel.solvers.validation import check_choice, check_rng
 
 from ._common import Clock, output, progress
 
-__all__ = ["fasterpam", "fasterpam_package", "alternate", "kmedoids_pp"]
+__all__ = ["alternate", "fasterpam", "fasterpam_package", "kmedoids_pp"]
 
 
 # ---------------------------------------------------------------- starts
@@ -91,11 +92,13 @@ def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
 
 def fasterpam_package(D: np.ndarray, medoids: np.ndarray, *, max_iter: int, rng: np.random.Generator,
                       clock: Clock | None = None) -> tuple[np.ndarray, int, int, bool]:
-    """FasterPAM of the ``kmedoids`` package (Rust), one pass per call so that the clock is checked between passes.
+    """FasterPAM of the ``kmedoids`` package (Rust), in calls sized to the clock.
 
-    Each pass visits the candidates in an order seeded from ``rng``; the
-    search stops after a pass without a swap (converged), ``max_iter``
-    passes, or the clock.
+    A call cannot be interrupted, so the first does one pass to time it and
+    the next ones as many passes as the time left holds; each call continues
+    from the medoids of the last. The search stops when a call converges
+    (fewer passes than allowed, or no swap), after ``max_iter`` passes, or on
+    the clock. Without a time limit that is two calls: one pass, then the rest.
 
     Returns
     -------
@@ -107,17 +110,24 @@ def fasterpam_package(D: np.ndarray, medoids: np.ndarray, *, max_iter: int, rng:
 
     med = np.sort(np.asarray(medoids, dtype=np.int64))
     n_iter = n_swaps = 0
+    per_pass: float | None = None
     while n_iter < max_iter:
         if clock is not None and clock.expired():
             return med, n_iter, n_swaps, True
+        m = 1 if per_pass is None else max_iter - n_iter
+        if per_pass is not None and clock is not None and clock.left is not None:
+            m = max(1, min(m, int(clock.left / max(per_pass, 1e-9))))
+        t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "seed ignored if medoids given": the seed orders the pass
-            res = km.fasterpam(D, med.copy(), max_iter=1, init="build", random_state=int(rng.integers(2**31 - 1)),
+            res = km.fasterpam(D, med.copy(), max_iter=m, init="build", random_state=int(rng.integers(2**31 - 1)),
                                n_cpu=1)
-        n_iter += 1
+        done = int(res.n_iter)
+        per_pass = (time.perf_counter() - t0) / max(done, 1)
+        n_iter += done
         n_swaps += int(res.n_swap)
         med = np.sort(np.asarray(res.medoids, dtype=np.int64))
-        if int(res.n_swap) == 0:
+        if int(res.n_swap) == 0 or done < m:
             break
     return med, n_iter, n_swaps, False
 
@@ -169,9 +179,10 @@ def alternate(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
 
 
 # --------------------------------------------------------------- methods
-def _start(f: KMedoids, init: str, rng: np.random.Generator) -> np.ndarray:
-    if init == "build":
-        return f.greedy_selection()
+def _start(f: KMedoids, init: str, rng: np.random.Generator, clock: Clock | None = None) -> np.ndarray:
+    if init == "build":  # BUILD may use half the time limit; the swaps get the rest
+        left = None if clock is None else clock.left
+        return f.greedy_selection(None if left is None else time.perf_counter() + 0.5 * left)
     if init == "kmedoids++":
         return kmedoids_pp(f.D, f.k, f.weights, f.candidates, rng)
     return rng.choice(f.candidates, size=f.k, replace=False)
@@ -217,7 +228,8 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, in
     clock = Clock(time_limit)
     use_pkg = backend == "kmedoids" or (backend == "auto" and f.unit_weights and f.all_candidates)
     if use_pkg and not (f.unit_weights and f.all_candidates):
-        raise InvalidInputError("backend: the kmedoids package takes neither item weights nor a candidate set; use 'numpy'")
+        raise InvalidInputError(
+            "backend: the kmedoids package takes neither item weights nor a candidate set; use 'numpy'")
     best, best_cost = None, np.inf
     stopped = Termination.CONVERGED
     total_swaps = 0
@@ -227,7 +239,7 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, in
             stopped = Termination.TIME_LIMIT
             break
         mode = init if isinstance(init, str) and (r == 0 or init != "build") else "random"
-        start = init if not isinstance(init, str) else _start(f, mode, rng)
+        start = init if not isinstance(init, str) else _start(f, mode, rng, clock)
         if use_pkg:
             med, n_it, n_sw, timed_out = fasterpam_package(f.D, start, max_iter=max_iter, rng=rng, clock=clock)
         else:

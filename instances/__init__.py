@@ -15,6 +15,7 @@ _LAZY = {
     "pmed_graph": "benchsel.instances.orlib",
     # seeded generators
     "make_kmedoids": "benchsel.instances.synthetic",
+    "make_benchmark_responses": "benchsel.instances.synthetic",
     # positional (score tables, rankings)
     "load_score_table": "benchsel.instances.scores",
     "mallows_profile": "benchsel.instances.scores",

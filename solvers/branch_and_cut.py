@@ -31,15 +31,16 @@ from __future__ import annotations
 import heapq
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .model import LinearModel, RowBlock
 from .result import Termination
 
-__all__ = ["BranchAndCut", "BnCOptions"]
+__all__ = ["BnCOptions", "BranchAndCut"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,11 @@ class BnCOptions:
         After branching, a child is solved next (its LP starts from its
         parent's basis) while its bound is below the best open bound plus
         this share of the gap; otherwise the best open node is.
+    max_nodes : int, optional
+        Stop (termination ``"iteration_limit"``) after this many nodes.
+    initial_share : float
+        Share of the time left that the lazy rows' ``initial_rows`` (a warm
+        start of the root cut loop) may use before the first LP (``0``: off).
     log_every : float
         Seconds between progress lines with ``verbose``.
     """
@@ -77,13 +83,16 @@ class BnCOptions:
     root_rounds: int = 500
     node_rounds: int = 25
     tail_off: float = 1e-5
-    in_out: float = 0.5
+    in_out: float = 0.0
     cut_age: int = 8
     pool_size: int = 200_000
     heuristic_every: int = 1
     plunge: float = 0.5
     strong: int = 0
     strong_depth: int = 1000
+    branching: str = "pseudocost"
+    max_nodes: int | None = None
+    initial_share: float = 0.05
     log_every: float = 5.0
 
 
@@ -200,8 +209,10 @@ class BranchAndCut:
         self.root: _NodeLP | None = None
         self.pc_sum = np.zeros((2, self.ints.size))  # pseudo-costs: objective gain per unit change, down / up
         self.pc_n = np.zeros((2, self.ints.size))
-        self.stats = {"cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_solves": 0, "nodes": 0, "root_fixed": 0,
-                      "node_fixed": 0, "heuristic_improvements": 0, "incumbents": 0, "root_seconds": None}
+        self.stats: dict[str, Any] = {
+            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_solves": 0, "nodes": 0, "root_fixed": 0,
+            "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
+            "root_seconds": None, "strong_lps": 0, "initial_rows_added": 0}
         self.root_bound: float | None = None
         self.heap: list[_Node] = []
         self.seq = 0
@@ -239,6 +250,9 @@ class BranchAndCut:
         while self.heap or nxt is not None:
             if self._left() <= 0:
                 term = Termination.TIME_LIMIT
+                break
+            if self.opt.max_nodes is not None and self.stats["nodes"] >= self.opt.max_nodes:
+                term = Termination.ITERATION_LIMIT
                 break
             node = self._select(nxt)
             nxt = None
@@ -284,6 +298,8 @@ class BranchAndCut:
         if np.any(lb > ub):  # emptied by root fixing
             return "infeasible", []
         root = self.stats["nodes"] == 0
+        if root:
+            self._initial_rows()
         lp = self._node_lp(lb, ub, root=root)
         if lp.status in ("time", "error"):
             node.bound = node.bound if lp.obj is None else max(node.bound, lp.obj)
@@ -327,6 +343,7 @@ class BranchAndCut:
         h.setOptionValue("time_limit", float(h.getRunTime() + rem) if np.isfinite(rem) else np.inf)
         h.run()
         self.stats["lp_solves"] += 1
+        self.stats["simplex_iterations"] += int(h.getInfo().simplex_iteration_count)
         st = h.getModelStatus()
         if st == S.kOptimal:
             return "optimal"
@@ -397,6 +414,19 @@ class BranchAndCut:
         if not blocks:
             return None
         return blocks[0] if len(blocks) == 1 else _dedupe(_stack(blocks), self.n)
+
+    def _initial_rows(self) -> None:
+        """Rows the lazy object proposes before the first LP (``lazy.initial_rows``), within ``initial_share``
+        of the time left."""
+        init = getattr(self.lazy, "initial_rows", None)
+        if init is None or self.opt.initial_share <= 0 or self.stats.get("initial_rows_added"):
+            return
+        left = self._left()
+        budget = None if not np.isfinite(left) else self.opt.initial_share * left
+        block = init(budget, self.best_sel)
+        if block is not None and block.n_rows:
+            self._add_rows(block)
+            self.stats["initial_rows_added"] = block.n_rows
 
     def _add_rows(self, block: RowBlock) -> None:
         A = block.csr(self.n)
@@ -529,7 +559,11 @@ class BranchAndCut:
         if cand.size == 0:  # fractional columns all fixed by reduced costs: the node is done
             self.pruned_min = min(self.pruned_min, lp.obj)
             return []
-        score = self._scores(lp, cand)
+        if self.opt.branching == "fractional":
+            xi = lp.x[self.ints][cand]
+            score = np.minimum(xi - np.floor(xi), np.ceil(xi) - xi)
+        else:
+            score = self._scores(lp, cand)
         if self.opt.strong > 0 and depth <= self.opt.strong_depth:
             j = self._strong(lp, lb, ub, cand, score)
         else:
@@ -567,7 +601,7 @@ class BranchAndCut:
                 h.changeColBounds(col, float(lb[j]), float(ub[j]))
                 h.setBasis(basis)
             sc = max(gains[0], 1e-6) * max(gains[1], 1e-6)
-            self.stats["strong_lps"] = self.stats.get("strong_lps", 0) + 2
+            self.stats["strong_lps"] += 2
             if sc > best_s:
                 best_j, best_s = int(j), sc
         return best_j
@@ -602,12 +636,14 @@ class BranchAndCut:
             "cuts_aged_out": self.stats["cuts_aged_out"],
             "lp_rows": int(self.h.getNumRow()),
             "lp_solves": self.stats["lp_solves"],
+            "simplex_iterations": self.stats["simplex_iterations"],
             "root_bound": self.root_bound,
             "root_seconds": self.stats["root_seconds"],
             "root_fixed": self.stats["root_fixed"],
             "node_fixed": self.stats["node_fixed"],
             "incumbents": self.stats["incumbents"],
             "heuristic_improvements": self.stats["heuristic_improvements"],
+            "initial_rows": self.stats["initial_rows_added"],
             **{f"separation_{k}": v for k, v in lazy_stats.items() if np.isscalar(v)},
         }
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,9 +41,13 @@ BNC_OPTIONS = (
            doc="branch-and-cut: weight of the LP point in the in-out separation point at the root (0 or 1: off)"),
     Option("cut_age", _BNC.cut_age, "int", low=0,
            doc="branch-and-cut: LP solves a cut may stay slack before it moves to the cut pool (0: never)"),
+    Option("branching", _BNC.branching, "choice", choices=("pseudocost", "fractional"),
+           doc="branch-and-cut: branching rule (pseudo-costs learnt from every child, or most fractional)"),
+    Option("max_nodes", None, "int", low=1, doc="branch-and-cut: node limit (termination 'iteration_limit')"),
     Option("strong", _BNC.strong, "int", low=0, doc="branch-and-cut: strong-branching candidates per node (0: off)"),
     Option("strong_depth", _BNC.strong_depth, "int", low=0, doc="branch-and-cut: deepest node that strong-branches"),
-    Option("plunge", _BNC.plunge, "float", low=0.0, doc="branch-and-cut: plunge while a child is within this share of the gap"),
+    Option("plunge", _BNC.plunge, "float", low=0.0,
+           doc="branch-and-cut: plunge while a child is within this share of the gap"),
     Option("heuristic_every", _BNC.heuristic_every, "int", low=0,
            doc="branch-and-cut: node heuristic (LP rounding, then eager swaps) every this many nodes (0: root only)"),
 )
@@ -187,7 +192,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         h.setOptionValue("time_limit", float(time_limit))
     if warm_start is not None:
         cols, vals = model.x_from_selection(warm_start)
-        h.setSolution(int(len(cols)), np.asarray(cols, np.int32), np.asarray(vals, np.float64))
+        h.setSolution(len(cols), np.asarray(cols, np.int32), np.asarray(vals, np.float64))
     h.run()
     status = h.getModelStatus()
     info = h.getInfo()
@@ -236,7 +241,8 @@ def run_highs(f: Any, *, time_limit: float | None, seed: int | None, **options: 
         bnc_options=BnCOptions(root_rounds=opts["root_rounds"], node_rounds=opts["node_rounds"],
                                in_out=opts["in_out"], cut_age=opts["cut_age"],
                                heuristic_every=opts["heuristic_every"], strong=opts["strong"],
-                               strong_depth=opts["strong_depth"], plunge=opts["plunge"]),
+                               strong_depth=opts["strong_depth"], plunge=opts["plunge"],
+                               branching=opts["branching"], max_nodes=opts["max_nodes"]),
     )
     solve_s = time.perf_counter() - t0
     extra.update(model.summary())
