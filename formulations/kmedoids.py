@@ -188,6 +188,53 @@ def _graph_distances(G: Any, weight: str | None, nodelist: Any) -> tuple[np.ndar
     return D, nodes
 
 
+def _kmedoids_iv(D: Any, k: Any, weights: Any, candidates: Any, *, D_name: str = "D",
+                 dtype: Any = "float64") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Checks of :class:`KMedoids`' arguments (pure); returns ``(D, weights, candidates, k)``.
+
+    ``D`` finite, non-negative and square, stored as ``dtype`` (float32 only
+    when its values fit; a float32 input is kept without a float64 copy);
+    ``weights`` non-negative, not all zero; ``candidates`` distinct indices;
+    ``k`` an integer with ``1 <= k <= min(N - 1, C)``.
+    """
+    t = _dtype(dtype)
+    if t is np.float32 and isinstance(D, np.ndarray) and D.dtype == np.float32:
+        D = as_array(D, D_name, ndim=2, shape_doc="(N, N)", nonnegative=True, dtype=np.float32)
+    else:
+        D = as_array(D, D_name, ndim=2, shape_doc="(N, N)", nonnegative=True)
+        if t is np.float32:
+            _check_float32(float(D.max(initial=0.0)), f"distances in {D_name}")
+            D = D.astype(np.float32)
+    if D.shape[0] != D.shape[1]:
+        raise InvalidInputError(f"{D_name}: expected a square array of shape (N, N), got shape {D.shape}")
+    N = D.shape[0]
+    if N < 2:
+        raise InvalidInputError(f"{D_name}: expected at least 2 items, got shape {D.shape}")
+    if weights is None:
+        w = np.ones(N)
+    else:
+        w = as_array(weights, "weights", shape=(N,), shape_doc=f"(N,) = ({N},)", nonnegative=True)
+        if not w.any():
+            raise InvalidInputError("weights: expected at least one positive weight, got all zeros")
+    if candidates is None:
+        cand = np.arange(N, dtype=np.int64)
+    else:
+        cand = np.asarray(candidates)
+        if cand.ndim != 1 or cand.size == 0 or not np.issubdtype(cand.dtype, np.integer):
+            raise InvalidInputError(
+                "candidates: expected a non-empty 1-D array of item indices, "
+                f"got {cand.dtype} array of shape {cand.shape}"
+            )
+        if cand.min() < 0 or cand.max() >= N or np.unique(cand).size != cand.size:
+            raise InvalidInputError(
+                f"candidates: expected distinct item indices in [0, {N}), got values {cand.min()}..{cand.max()} "
+                f"({cand.size} given, {np.unique(cand).size} distinct)")
+        cand = np.sort(cand.astype(np.int64))
+    k = check_int(k, "k", low=1, high=min(N - 1, cand.size), low_doc="1",
+                  high_doc=f"min(N - 1, n_candidates) = {min(N - 1, cand.size)}")
+    return D, w, cand, k
+
+
 class KMedoids(Formulation):
     """k-medoids coreset selection (p-median).
 
@@ -237,50 +284,16 @@ class KMedoids(Formulation):
     sizes_models = True
 
     def __init__(self, D: Any, k: int, *, weights: Any = None, candidates: Any = None, dtype: Any = "float64") -> None:
-        t = _dtype(dtype)
-        if t is np.float32 and isinstance(D, np.ndarray) and D.dtype == np.float32:
-            D = as_array(D, "D", ndim=2, shape_doc="(N, N)", nonnegative=True, dtype=np.float32)
-        else:
-            D = as_array(D, "D", ndim=2, shape_doc="(N, N)", nonnegative=True)
-            if t is np.float32:
-                _check_float32(float(D.max(initial=0.0)), "distances in D")
-                D = D.astype(np.float32)
-        if D.shape[0] != D.shape[1]:
-            raise InvalidInputError(f"D: expected a square array of shape (N, N), got shape {D.shape}")
-        N = D.shape[0]
-        if N < 2:
-            raise InvalidInputError(f"D: expected at least 2 items, got shape {D.shape}")
+        D, w, cand, self.k = _kmedoids_iv(D, k, weights, candidates, dtype=dtype)
         self._D = np.ascontiguousarray(D)
         self._D.setflags(write=False)
-        self._dtype = t
-        if weights is None:
-            w = np.ones(N)
-        else:
-            w = as_array(weights, "weights", shape=(N,), shape_doc=f"(N,) = ({N},)", nonnegative=True)
-            if not w.any():
-                raise InvalidInputError("weights: expected at least one positive weight, got all zeros")
+        self._dtype = self._D.dtype.type
         self._w = w.copy()
         self._w.setflags(write=False)
         self._unit_weights = weights is None or bool(np.all(w == 1.0))
-        if candidates is None:
-            cand = np.arange(N, dtype=np.int64)
-        else:
-            cand = np.asarray(candidates)
-            if cand.ndim != 1 or cand.size == 0 or not np.issubdtype(cand.dtype, np.integer):
-                raise InvalidInputError(
-                    "candidates: expected a non-empty 1-D array of item indices, "
-                    f"got {cand.dtype} array of shape {cand.shape}"
-                )
-            if cand.min() < 0 or cand.max() >= N or np.unique(cand).size != cand.size:
-                raise InvalidInputError(
-                    f"candidates: expected distinct item indices in [0, {N}), got values {cand.min()}..{cand.max()} "
-                    f"({cand.size} given, {np.unique(cand).size} distinct)")
-            cand = np.sort(cand.astype(np.int64))
         self._cand = cand
         self._cand.setflags(write=False)
-        self._all_candidates = candidates is None or cand.size == N
-        self.k = check_int(k, "k", low=1, high=min(N - 1, cand.size), low_doc="1",
-                           high_doc=f"min(N - 1, n_candidates) = {min(N - 1, cand.size)}")
+        self._all_candidates = candidates is None or cand.size == self._D.shape[0]
         self._sorted: SortedRows | None = None
 
     # --------------------------------------------------------------- builders

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import LinearModel, RowBlock
+from .model import LazyRows, LinearModel, RowBlock
 from .result import Termination
 
 __all__ = ["BnCOptions", "BranchAndCut"]
@@ -187,7 +187,9 @@ class BranchAndCut:
                  warm_start: np.ndarray | None = None, options: BnCOptions | None = None) -> None:
         self.t0 = time.perf_counter()
         self.h, self.hp, self.model, self.key = h, hp, model, key
-        self.lazy = model.lazy
+        if model.lazy is None:
+            raise ValueError("model: BranchAndCut needs a model with lazy rows (model.lazy)")
+        self.lazy: LazyRows = model.lazy
         self.time_limit = time_limit
         self.rel = 1e-9 if mip_rel_gap is None else max(float(mip_rel_gap), 1e-9)
         self.verbose = verbose

@@ -32,14 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._exact import (
-    COMMON_OPTIONS,
-    formulation_bound,
-    linear_acceptor,
-    prepare,
-    remaining,
-    warm_start_output,
-)
+from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining, warm_start_output
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel
 from .options import Option

@@ -17,14 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._exact import (
-    COMMON_OPTIONS,
-    formulation_bound,
-    linear_acceptor,
-    prepare,
-    remaining,
-    warm_start_output,
-)
+from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining, warm_start_output
 from .errors import SolverNotInstalledError
 from .model import Block, LinearModel
 from .options import Option
