@@ -552,9 +552,12 @@ class KMedoids(Formulation):
         For multipliers ``lam`` (one per served item),
         ``L(lam) = sum_i lam_i + (sum of the k smallest rho_j)`` with
         ``rho_j = sum_i min(0, w_i D[i, j] - lam_i)`` is a valid lower bound
-        for every ``lam``; its maximum equals the LP bound. Each step costs one
-        pass over ``D`` (blockwise), so it also bounds instances whose LP is
-        too large to solve.
+        for every ``lam``; its maximum equals the LP bound. Deflected
+        subgradient steps (Polyak's rule towards the incumbent's cost, halved
+        after 20 steps without progress). With the sorted candidate lists a
+        step visits only the pairs ``w_i D[i, j] < lam_i`` (a short prefix per
+        item); without them, one blockwise pass over ``D``. It bounds instances
+        whose LP is too large to solve.
 
         Parameters
         ----------
@@ -574,44 +577,47 @@ class KMedoids(Formulation):
         multipliers : ndarray, shape (n_served,)
             The multipliers reaching it.
         """
-        t_end = None if time_limit is None else time.perf_counter() + float(time_limit)
+        t0 = time.perf_counter()
+        t_end = None if time_limit is None else t0 + float(time_limit)
         I = self._served()
         Dc = self._cost_matrix()
         w = self._w[I]
         nC = self._cand.size
-        B = _row_block(nC)
         if incumbent is not None:
             S0 = self.as_selection(incumbent, "incumbent")
             target = self.evaluate(S0)
             d_inc = self._D[np.ix_(I, S0)].min(axis=1).astype(np.float64)
         else:
-            S0, target, d_inc = None, np.inf, None
+            target, d_inc = np.inf, None
         if multipliers is not None:
             lam = np.asarray(multipliers, dtype=float).copy()
         elif d_inc is not None:
             lam = w * d_inc
         else:
             lam = w * _row_extremes(Dc)[1] * 0.5
+        # with the sorted lists, only the pairs w_i D[i, j] < lam_i are visited (a short prefix per item)
+        sort_by = None if t_end is None else t0 + 0.5 * (t_end - t0)
+        rows = self.sorted_candidates(sort_by)
+        terms = _LagrangeTerms(Dc, w, rows if rows.complete else None)
         best, best_lam = -np.inf, lam.copy()
         mu, stall = 1.0, 0
+        g_prev: np.ndarray | None = None
         for _ in range(max(1, int(max_iter))):
-            rho = np.zeros(nC)
-            for a in range(0, I.size, B):
-                blk = w[a:a + B, None] * Dc[a:a + B] - lam[a:a + B, None]
-                np.minimum(blk, 0.0, out=blk)
-                rho += blk.sum(axis=0)
+            rho = terms.rho(lam)
             S = np.argpartition(rho, self.k - 1)[: self.k] if self.k < nC else np.arange(nC)
             val = float(lam.sum() + rho[S].sum())
             if not np.isfinite(best) or val > best + 1e-12 * max(1.0, abs(best)):
                 best, best_lam, stall = val, lam.copy(), 0
             else:
                 stall += 1
-                if stall >= 5:
+                if stall >= 20:
                     mu, stall = mu / 2, 0
             if t_end is not None and time.perf_counter() >= t_end:
                 break
-            served = (w[:, None] * Dc[:, S] < lam[:, None]).sum(axis=1)  # x_ij = 1 in the subproblem
-            g = 1.0 - served
+            g = 1.0 - terms.served(lam, S)  # x_ij = 1 in the subproblem for the open j with w_i D[i, j] < lam_i
+            if g_prev is not None:  # deflected subgradient: damps the zig-zag
+                g = g + 0.5 * g_prev
+            g_prev = g
             gg = float(g @ g)
             if gg == 0 or mu < 1e-6:
                 break
@@ -895,6 +901,67 @@ def _row_extremes(Dc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+class _LagrangeTerms:
+    """``rho_j = sum_i min(0, w_i D[i, j] - lam_i)`` and the subgradient counts, dense or along sorted lists."""
+
+    def __init__(self, Dc: np.ndarray, w: np.ndarray, rows: SortedRows | None) -> None:
+        self.Dc, self.w, self.rows = Dc, w, rows
+        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
+
+    def rho(self, lam: np.ndarray) -> np.ndarray:
+        n, C = self.Dc.shape
+        if self.rows is None:
+            rho = np.zeros(C)
+            B = _row_block(C)
+            for a in range(0, n, B):
+                blk = self.w[a:a + B, None] * self.Dc[a:a + B] - lam[a:a + B, None]
+                np.minimum(blk, 0.0, out=blk)
+                rho += blk.sum(axis=0)
+            return rho
+        r, c, v = self._prefix_pairs(lam)
+        self._pairs = (r, c)
+        return -np.bincount(c, weights=v, minlength=C)
+
+    def _prefix_pairs(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs with ``w_i D[i, j] < lam_i`` (row, column, ``lam_i - w_i D[i, j]``), walking each sorted list."""
+        assert self.rows is not None
+        order, Dc, w = self.rows.order, self.Dc, self.w
+        C = Dc.shape[1]
+        thr = lam / w
+        active = np.flatnonzero(thr > 0)
+        d0, width = 0, 16
+        rs, cs, vs = [], [], []
+        while active.size and d0 < C:
+            d1 = min(C, d0 + width)
+            cols = order[active, d0:d1]
+            dd = Dc[active[:, None], cols].astype(np.float64)
+            inside = dd < thr[active, None]
+            i, q = np.nonzero(inside)
+            rr = active[i]
+            rs.append(rr)
+            cs.append(cols[i, q].astype(np.int64))
+            vs.append(lam[rr] - w[rr] * dd[i, q])
+            active = active[inside[:, -1]]
+            d0, width = d1, 2 * width
+        if not rs:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        return np.concatenate(rs), np.concatenate(cs), np.concatenate(vs)
+
+    def served(self, lam: np.ndarray, S: np.ndarray) -> np.ndarray:
+        """Per item, how many of the columns ``S`` have ``w_i D[i, j] < lam_i``."""
+        n, C = self.Dc.shape
+        if self.rows is None or self._pairs is None:
+            out = np.zeros(n)
+            B = _row_block(max(S.size, 1))
+            for a in range(0, n, B):
+                out[a:a + B] = (self.w[a:a + B, None] * self.Dc[a:a + B][:, S] < lam[a:a + B, None]).sum(axis=1)
+            return out
+        r, c = self._pairs
+        chosen = np.zeros(C, dtype=bool)
+        chosen[S] = True
+        return np.bincount(r, weights=chosen[c].astype(np.float64), minlength=n)
+
+
 class SortedRows:
     """Per row of a cost matrix, its columns in increasing cost, sorted block by block on demand.
 
@@ -1124,6 +1191,7 @@ class BendersCuts:
         self.lo, self.hi = lo, hi
         self.sort_slice = sort_slice
         self.stats: dict[str, Any] = {"separations": 0, "separation_seconds": 0.0}
+        self.initial_bound: float | None = None  # the Lagrangian bound behind initial_rows
 
     # ------------------------------------------------------------ separation
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
@@ -1277,12 +1345,12 @@ class BendersCuts:
         (summing them with weights ``w_i`` gives ``L(lam)``), so the root cut
         loop starts near the LP bound instead of from ``theta = 0``; the
         multipliers come from :meth:`KMedoids.lagrangian_bound` within
-        ``time_limit`` seconds.
+        ``time_limit`` seconds, and its bound is kept as ``initial_bound``.
         """
         f = self.f
         if self.Dc.size < self.INITIAL_ROWS_MIN:
             return None
-        _, lam = f.lagrangian_bound(time_limit, incumbent=incumbent, max_iter=200)
+        self.initial_bound, lam = f.lagrangian_bound(time_limit, incumbent=incumbent, max_iter=1000)
         w = f.weights[f._served()]
         L = np.clip(lam / w, self.lo, self.hi)
         self.stats["initial_rows"] = int(L.size)

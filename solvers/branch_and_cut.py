@@ -86,13 +86,13 @@ class BnCOptions:
     in_out: float = 0.0
     cut_age: int = 8
     pool_size: int = 200_000
-    heuristic_every: int = 1
+    heuristic_every: int = 10
     plunge: float = 0.5
     strong: int = 0
     strong_depth: int = 1000
     branching: str = "pseudocost"
     max_nodes: int | None = None
-    initial_share: float = 0.05
+    initial_share: float = 0.3
     log_every: float = 5.0
 
 
@@ -220,6 +220,8 @@ class BranchAndCut:
         self.seq = 0
         self.pruned_min = np.inf
         self._last_log = self.t0
+        self._ipm_next = False
+        self.initial_bound: float | None = None
 
     # ------------------------------------------------------------------ time
     def _left(self) -> float:
@@ -343,7 +345,13 @@ class BranchAndCut:
         h, S = self.h, self.hp.HighsModelStatus
         # HiGHS compares its time limit with its run time summed over every run() of this object
         h.setOptionValue("time_limit", float(h.getRunTime() + rem) if np.isfinite(rem) else np.inf)
+        cold = self._ipm_next
+        if cold:  # many rows and no basis: interior point (with crossover) is far faster than dual simplex
+            h.setOptionValue("solver", "ipm")
+            self._ipm_next = False
         h.run()
+        if cold:
+            h.setOptionValue("solver", "simplex")
         self.stats["lp_solves"] += 1
         self.stats["simplex_iterations"] += int(h.getInfo().simplex_iteration_count)
         st = h.getModelStatus()
@@ -429,6 +437,10 @@ class BranchAndCut:
         if block is not None and block.n_rows:
             self._add_rows(block)
             self.stats["initial_rows_added"] = block.n_rows
+            self._ipm_next = block.n_rows >= 1000
+        bound = getattr(self.lazy, "initial_bound", None)  # a valid bound even if the first LP does not finish
+        if bound is not None and np.isfinite(bound):
+            self.initial_bound = float(bound)
 
     def _add_rows(self, block: RowBlock) -> None:
         A = block.csr(self.n)
@@ -624,8 +636,10 @@ class BranchAndCut:
         if self.model.integral_objective and np.isfinite(bound):
             bound = float(np.ceil(bound - 1e-6))
         if not np.isfinite(bound):
-            return self.root_bound
-        return float(bound)
+            bound = self.root_bound if self.root_bound is not None else -np.inf
+        if self.initial_bound is not None:
+            bound = min(max(bound, self.initial_bound), self.UB)
+        return float(bound) if np.isfinite(bound) else None
 
     def _extra(self, term: Termination) -> dict[str, Any]:
         lazy_stats = getattr(self.lazy, "stats", {})

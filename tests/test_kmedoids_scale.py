@@ -301,3 +301,31 @@ def test_coreset_scale_script_and_suite(capsys):
     assert "glue_rte-k10" in names and "synthetic-14000-k100" in names and len(names) == 14 * 4 + 1
     f = next(s for s in specs if s.name == "glue_rte-k10").make()
     assert f.k == 10 and f.n_items == 277
+
+
+def test_lagrangian_terms_sorted_equal_dense():
+    from benchsel.formulations.kmedoids import _LagrangeTerms
+
+    f = make_kmedoids(200, 5, seed=2, weighted=True, metric="correlation", dim=5)
+    Dc, w, rows = f._cost_matrix(), f.weights, f.sorted_candidates()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        lam = w * rng.uniform(0, 0.5, 200)
+        dense, srt = _LagrangeTerms(Dc, w, None), _LagrangeTerms(Dc, w, rows)
+        rho = dense.rho(lam)
+        assert np.allclose(rho, srt.rho(lam))
+        S = np.argsort(rho)[:5]
+        assert np.array_equal(dense.served(lam, S), srt.served(lam, S))
+
+
+def test_lagrangian_warm_start_of_the_root_and_its_bound(monkeypatch):
+    f = make_kmedoids(300, 6, seed=3, metric="correlation", dim=6)
+    plain = solve(f, "highs", time_limit=60)
+    assert plain.extra["initial_rows"] == 0  # a small instance: the plain cut loop
+    monkeypatch.setattr(BendersCuts, "INITIAL_ROWS_MIN", 0)  # as on a large instance
+    res = solve(f, "highs", time_limit=60)
+    assert res.extra["initial_rows"] == 300 and res.termination == "optimal"
+    assert res.objective == pytest.approx(plain.objective)
+    m = f.linear_model(model="benders", allow_lazy=True)
+    m.lazy.initial_rows(1.0, res.selection)
+    assert m.lazy.initial_bound <= res.objective + 1e-9
