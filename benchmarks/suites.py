@@ -502,6 +502,39 @@ def _bayes(data_dir: Path | None) -> list[InstanceSpec]:
     return out
 
 
+# ------------------------------------------------------------- coreset-scale
+def _coreset_instance(path: Path | None, n_items: int, k: int) -> Any:
+    """A k-medoids coreset instance: a real matrix (``path``) or the synthetic one of ``n_items`` items."""
+    from benchsel.benchmarks.coreset_scale import response_coreset
+
+    if path is None:
+        from benchsel.instances.synthetic import make_benchmark_responses
+
+        Y = make_benchmark_responses(100, n_items, seed=0)
+    else:
+        with np.load(path) as z:
+            Y = np.asarray(z["Y"], dtype=float)
+    return response_coreset(Y, k, seed=0)[0]
+
+
+@suite("coreset-scale", "k-medoids coresets at benchmark sizes: every real binary matrix of "
+       "<data-dir>/responses/benchmark_prediction (correlation distance over a seeded 75 % of the models, constant "
+       "items dropped) x k in {10, 25, 50, 100}, plus a synthetic MMLU-sized matrix (N = 14 000, k = 100; "
+       "run it with --time-limit 600)", time_limit=60.0,
+       needs_data=("responses/benchmark_prediction/glue_rte.npz",), module="benchsel.formulations.kmedoids")
+def _coreset_scale(data_dir: Path | None) -> list[InstanceSpec]:
+    from benchsel.benchmarks.coreset_scale import KS, real_matrices
+
+    out = []
+    for name, path in real_matrices(data_dir).items():
+        for k in KS:
+            out.append(InstanceSpec(f"{name}-k{k}", partial(_coreset_instance, path, 0, k), ("highs", "fasterpam"),
+                                    meta={"matrix": name, "k": k}))
+    out.append(InstanceSpec("synthetic-14000-k100", partial(_coreset_instance, None, 14_000, 100),
+                            ("highs", "fasterpam"), meta={"matrix": "synthetic-14000", "k": 100}))
+    return out
+
+
 # ----------------------------------------------------------------- fidelity
 def _fidelity_runner(args: Any, data_dir: Path | None) -> int:
     from .fidelity import run_suite

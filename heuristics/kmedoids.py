@@ -6,12 +6,13 @@ eager-swap algorithm written here with weights and a candidate set.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any
 
 import numpy as np
 
-from benchsel.formulations.kmedoids import KMedoids
+from benchsel.formulations.kmedoids import KMedoids, SwapState
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.options import Option
 from benchsel.solvers.registry import register_method
@@ -20,7 +21,7 @@ from benchsel.solvers.validation import check_choice, check_rng
 
 from ._common import Clock, output, progress
 
-__all__ = ["fasterpam", "alternate", "kmedoids_pp"]
+__all__ = ["alternate", "fasterpam", "fasterpam_package", "kmedoids_pp"]
 
 
 # ---------------------------------------------------------------- starts
@@ -44,6 +45,14 @@ def kmedoids_pp(D: np.ndarray, k: int, w: np.ndarray, cand: np.ndarray, rng: np.
 
 
 # ------------------------------------------------------------ FasterPAM
+def _visit_order(cand: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+    """Candidates in FasterPAM's visiting order: shuffled with ``rng`` (as given without one)."""
+    order = np.asarray(cand, dtype=np.int64).copy()
+    if rng is not None:
+        rng.shuffle(order)
+    return order
+
+
 def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarray, *, max_iter: int = 100,
               rng: np.random.Generator | None = None, clock: Clock | None = None,
               block: int = 64) -> tuple[np.ndarray, int, int, bool]:
@@ -52,9 +61,9 @@ def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
     Candidates are visited in a (seeded) shuffled order; the best swap for a
     candidate is taken as soon as it lowers the cost (eager), and the search
     stops after a full pass over the candidates without improvement,
-    ``max_iter`` passes, or the clock. Candidates are scored ``block`` at a time
-    with array operations; the first improving one in visiting order is
-    applied, so the sequence of swaps is that of the one-by-one algorithm.
+    ``max_iter`` passes, or the clock. The bookkeeping (nearest and second
+    nearest medoid, swap deltas scored ``block`` candidates at a time) is
+    :class:`~benchsel.formulations.kmedoids.SwapState`'s.
 
     Parameters
     ----------
@@ -72,88 +81,55 @@ def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
     n_swaps : int
     timed_out : bool
     """
-    med = np.asarray(medoids, dtype=np.int64).copy()
-    k = med.size
-    N = D.shape[0]
-    is_med = np.zeros(N, bool)
-    is_med[med] = True
-    order = cand.copy()
-    if rng is not None:
-        rng.shuffle(order)
-    total = order.size
-    tol = 1e-12 * max(1.0, float(w @ D[:, med].min(axis=1)))
+    order = _visit_order(cand, rng)
+    state = SwapState(D, np.asarray(medoids, dtype=np.int64), w)
+    expired = None if clock is None else clock.expired
+    n_swaps, evaluated, converged = state.eager_swaps(order, max_evals=max_iter * order.size, block=block,
+                                                     expired=expired)
+    timed_out = not converged and evaluated < max_iter * order.size
+    return np.sort(state.med), -(-evaluated // max(order.size, 1)), n_swaps, timed_out
 
-    def nearest_two(sub: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        Dm = D[np.ix_(sub, med)]
-        if k == 1:
-            z = np.zeros(sub.size, np.int64)
-            return z, Dm[:, 0].copy(), z, np.full(sub.size, np.inf)
-        part = np.argpartition(Dm, 1, axis=1)[:, :2]
-        a = np.take_along_axis(Dm, part, axis=1)
-        sw = a[:, 1] < a[:, 0]
-        return (np.where(sw, part[:, 1], part[:, 0]), np.where(sw, a[:, 1], a[:, 0]),
-                np.where(sw, part[:, 0], part[:, 1]), np.where(sw, a[:, 0], a[:, 1]))
 
-    nearest, d1, second, d2 = nearest_two(np.arange(N))
-    evaluated = since = n_swaps = 0
-    ptr = 0
-    timed_out = False
-    while since < total and evaluated < max_iter * total:
+def fasterpam_package(D: np.ndarray, medoids: np.ndarray, *, max_iter: int, rng: np.random.Generator,
+                      clock: Clock | None = None) -> tuple[np.ndarray, int, int, bool]:
+    """FasterPAM of the ``kmedoids`` package (Rust), in calls sized to the clock.
+
+    A call cannot be interrupted, so the first does one pass to time it and
+    the next ones as many passes as the time left holds; each call continues
+    from the medoids of the last. The search stops when a call converges
+    (fewer passes than allowed, or no swap), after ``max_iter`` passes, or on
+    the clock. Without a time limit that is two calls: one pass, then the rest.
+
+    Returns
+    -------
+    medoids : ndarray of int, shape (k,)
+    n_iter, n_swaps : int
+    timed_out : bool
+    """
+    import kmedoids as km
+
+    med = np.sort(np.asarray(medoids, dtype=np.int64))
+    n_iter = n_swaps = 0
+    per_pass: float | None = None
+    while n_iter < max_iter:
         if clock is not None and clock.expired():
-            timed_out = True
+            return med, n_iter, n_swaps, True
+        m = 1 if per_pass is None else max_iter - n_iter
+        if per_pass is not None and clock is not None and clock.left is not None:
+            m = max(1, min(m, int(clock.left / max(per_pass, 1e-9))))
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "seed ignored if medoids given": the seed orders the pass
+            res = km.fasterpam(D, med.copy(), max_iter=m, init="build", random_state=int(rng.integers(2**31 - 1)),
+                               n_cpu=1)
+        done = int(res.n_iter)
+        per_pass = (time.perf_counter() - t0) / max(done, 1)
+        n_iter += done
+        n_swaps += int(res.n_swap)
+        med = np.sort(np.asarray(res.medoids, dtype=np.int64))
+        if int(res.n_swap) == 0 or done < m:
             break
-        take = min(block, total - since)
-        idx = (ptr + np.arange(take)) % total
-        cands = order[idx]
-        Dc = D[:, cands]  # (N, b)
-        if k == 1:
-            val = w @ Dc - float(w @ d1)
-        else:
-            removal = np.bincount(nearest, weights=w * (d2 - d1), minlength=k)
-            diff1 = Dc - d1[:, None]
-            closer = diff1 < 0
-            acc = (w[:, None] * np.where(closer, diff1, 0.0)).sum(axis=0)
-            M1 = np.where(closer, (w * (d1 - d2))[:, None],
-                          np.where(Dc < d2[:, None], w[:, None] * (Dc - d2[:, None]), 0.0))
-            perm = np.argsort(nearest, kind="stable")
-            counts = np.bincount(nearest, minlength=k)
-            filled = np.flatnonzero(counts)
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[filled]
-            delta = np.repeat(removal[:, None], take, axis=1)
-            delta[filled] += np.add.reduceat(M1[perm], starts, axis=0)
-            best_i = np.argmin(delta, axis=0)
-            val = delta[best_i, np.arange(take)] + acc
-        val = np.where(is_med[cands], np.inf, val)
-        hits = np.flatnonzero(val < -tol)
-        if hits.size:
-            t = int(hits[0])
-            c = int(cands[t])
-            i = 0 if k == 1 else int(best_i[t])
-            is_med[med[i]] = False
-            med[i] = c
-            is_med[c] = True
-            # incremental update of nearest / second nearest (FasterPAM's bookkeeping)
-            dc = D[:, c]
-            redo = (nearest == i) | (second == i)
-            keep = ~redo
-            closer_c = keep & (dc < d1)
-            mid_c = keep & ~closer_c & (dc < d2)
-            second = np.where(closer_c, nearest, np.where(mid_c, i, second))
-            d2 = np.where(closer_c, d1, np.where(mid_c, dc, d2))
-            nearest = np.where(closer_c, i, nearest)
-            d1 = np.where(closer_c, dc, d1)
-            sub = np.flatnonzero(redo)
-            if sub.size:
-                nearest[sub], d1[sub], second[sub], d2[sub] = nearest_two(sub)
-            n_swaps += 1
-            ptr = (ptr + t + 1) % total
-            evaluated += t + 1
-            since = 0
-        else:
-            ptr = (ptr + take) % total
-            evaluated += take
-            since += take
-    return np.sort(med), -(-evaluated // max(total, 1)), n_swaps, timed_out
+    return med, n_iter, n_swaps, False
 
 
 def alternate(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarray, *, max_iter: int = 100,
@@ -203,9 +179,10 @@ def alternate(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
 
 
 # --------------------------------------------------------------- methods
-def _start(f: KMedoids, init: str, rng: np.random.Generator) -> np.ndarray:
-    if init == "build":
-        return f.greedy_selection()
+def _start(f: KMedoids, init: str, rng: np.random.Generator, clock: Clock | None = None) -> np.ndarray:
+    if init == "build":  # BUILD may use half the time limit; the swaps get the rest
+        left = None if clock is None else clock.left
+        return f.greedy_selection(None if left is None else time.perf_counter() + 0.5 * left)
     if init == "kmedoids++":
         return kmedoids_pp(f.D, f.k, f.weights, f.candidates, rng)
     return rng.choice(f.candidates, size=f.k, replace=False)
@@ -251,7 +228,8 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, in
     clock = Clock(time_limit)
     use_pkg = backend == "kmedoids" or (backend == "auto" and f.unit_weights and f.all_candidates)
     if use_pkg and not (f.unit_weights and f.all_candidates):
-        raise InvalidInputError("backend: the kmedoids package takes neither item weights nor a candidate set; use 'numpy'")
+        raise InvalidInputError(
+            "backend: the kmedoids package takes neither item weights nor a candidate set; use 'numpy'")
     best, best_cost = None, np.inf
     stopped = Termination.CONVERGED
     total_swaps = 0
@@ -261,27 +239,15 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, in
             stopped = Termination.TIME_LIMIT
             break
         mode = init if isinstance(init, str) and (r == 0 or init != "build") else "random"
+        start = init if not isinstance(init, str) else _start(f, mode, rng, clock)
         if use_pkg:
-            import kmedoids as km
-
-            # the package's own (Rust) BUILD or random start, or the given / k-medoids++ medoids
-            pkg_start = mode if isinstance(init, str) and mode in ("build", "random") else (
-                init if not isinstance(init, str) else _start(f, mode, rng))
-            given = not isinstance(pkg_start, str)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "seed ignored if medoids given": we seed the order
-                res = km.fasterpam(f.D, np.asarray(pkg_start, dtype=np.int64) if given else f.k, max_iter=max_iter,
-                                   init="build" if given else pkg_start,
-                                   random_state=int(rng.integers(2**31 - 1)), n_cpu=1)
-            med, n_sw = np.sort(np.asarray(res.medoids, dtype=np.int64)), int(res.n_swap)
-            hit = int(res.n_iter) >= max_iter
+            med, n_it, n_sw, timed_out = fasterpam_package(f.D, start, max_iter=max_iter, rng=rng, clock=clock)
         else:
-            start = init if not isinstance(init, str) else _start(f, mode, rng)
             med, n_it, n_sw, timed_out = fasterpam(f.D, start, f.weights, f.candidates, max_iter=max_iter, rng=rng,
                                                    clock=clock)
-            hit = n_it >= max_iter
-            if timed_out:
-                stopped = Termination.TIME_LIMIT
+        hit = n_it >= max_iter and not timed_out
+        if timed_out:
+            stopped = Termination.TIME_LIMIT
         runs += 1
         total_swaps += n_sw
         cost = f.evaluate(med)

@@ -12,8 +12,10 @@ _LAZY = {
     "load_pmed": "benchsel.instances.orlib",
     "load_pmed_optima": "benchsel.instances.orlib",
     "read_pmed_graph": "benchsel.instances.orlib",
+    "pmed_graph": "benchsel.instances.orlib",
     # seeded generators
     "make_kmedoids": "benchsel.instances.synthetic",
+    "make_benchmark_responses": "benchsel.instances.synthetic",
     # positional (score tables, rankings)
     "load_score_table": "benchsel.instances.scores",
     "mallows_profile": "benchsel.instances.scores",

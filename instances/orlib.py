@@ -2,7 +2,9 @@
 
 Format: first line ``n m p``; then ``m`` lines ``i j c`` (1-based undirected edge
 of cost ``c``). The allocation cost is the all-pairs shortest-path distance,
-where an edge listed twice takes its *later* cost.
+where an edge listed twice takes its *later* cost. The file is read as a
+networkx graph (:func:`pmed_graph`) and the instance built by
+``KMedoids.from_graph``.
 """
 from __future__ import annotations
 
@@ -11,13 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import floyd_warshall
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_allocation
 
-__all__ = ["load_pmed", "load_pmed_optima", "read_pmed_graph"]
+__all__ = ["load_pmed", "load_pmed_optima", "pmed_graph", "read_pmed_graph"]
 
 
 def _read_ints(path: Path, what: str) -> np.ndarray:
@@ -47,16 +47,19 @@ def _check_header(path: Path, n: int, m: int, p: int) -> None:
     check_allocation(3 * 8.0 * n * n, "path", f"the ({n}, {n}) shortest-path distance matrix of {str(path)!r}")
 
 
-def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
-    """Read a ``pmed`` file into its shortest-path distance matrix.
+def pmed_graph(path: str | Path) -> tuple[Any, int]:
+    """Read a ``pmed`` file as a networkx graph.
 
     Returns
     -------
-    D : ndarray of float, shape (n, n)
-        All-pairs shortest-path distances.
+    G : networkx.Graph
+        Nodes ``0..n-1`` (vertex ``v`` of the file is node ``v - 1``); an edge
+        listed twice keeps its later cost (attribute ``"weight"``).
     p : int
         Number of medians given in the file.
     """
+    import networkx as nx
+
     path = Path(path)
     v = _read_ints(path, "OR-Library p-median")
     if v.size < 3:
@@ -70,32 +73,49 @@ def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
             f"got {body.size}"
         )
     e = body.reshape(m, 3)
-    i, j, c = e[:, 0] - 1, e[:, 1] - 1, e[:, 2].astype(float)
+    i, j, c = e[:, 0] - 1, e[:, 1] - 1, e[:, 2]
     if m and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n):
         raise InvalidInputError(f"path: {str(path)!r}: vertex indices must lie in 1..{n}")
     if m and c.min() < 0:
         raise InvalidInputError(f"path: {str(path)!r}: edge costs must be non-negative, got {c.min():g}")
-    # the later listing of an edge wins: keep the last occurrence of each unordered pair
-    a, b = np.minimum(i, j), np.maximum(i, j)
-    key = a * n + b
-    _, last_rev = np.unique(key[::-1], return_index=True)
-    keep = m - 1 - last_rev
-    keep = keep[a[keep] != b[keep]]
-    a, b, c = a[keep], b[keep], c[keep]
-    # zero-cost edges would vanish in a sparse matrix: store them as a tiny positive and fix after
-    tiny = c == 0
-    w = np.where(tiny, np.finfo(float).tiny, c)
-    G = csr_array((np.concatenate([w, w]), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(n, n))
-    D = floyd_warshall(G, directed=False)
-    if tiny.any():
-        D = np.round(D, 9)
-    if not np.isfinite(D).all():
-        raise InvalidInputError(f"path: {str(path)!r}: the graph is not connected; every vertex must reach every other")
-    return D, p
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_weighted_edges_from(zip(i.tolist(), j.tolist(), c.astype(float).tolist()))  # a later listing overwrites
+    return G, p
+
+
+def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
+    """Read a ``pmed`` file into its shortest-path distance matrix.
+
+    Returns
+    -------
+    D : ndarray of float, shape (n, n)
+        All-pairs shortest-path distances.
+    p : int
+        Number of medians given in the file.
+    """
+    f, p = _load(path, None)
+    return np.array(f.D), p
+
+
+def _load(path: str | Path, k: int | None) -> tuple[Any, int]:
+    from benchsel.formulations.kmedoids import KMedoids
+
+    G, p = pmed_graph(path)
+    try:
+        return KMedoids.from_graph(G, p if k is None else k, nodelist=range(G.number_of_nodes())), p
+    except InvalidInputError as e:
+        if "not connected" in str(e):
+            raise InvalidInputError(
+                f"path: {str(path)!r}: the graph is not connected; every vertex must reach every other") from None
+        raise
 
 
 def load_pmed(path: str | Path, *, k: int | None = None) -> Any:
     """Load an OR-Library ``pmed`` instance as a :class:`benchsel.formulations.KMedoids`.
+
+    The file's graph (:func:`pmed_graph`) goes through
+    :meth:`KMedoids.from_graph <benchsel.formulations.KMedoids.from_graph>`.
 
     Parameters
     ----------
@@ -104,10 +124,7 @@ def load_pmed(path: str | Path, *, k: int | None = None) -> Any:
     k : int, optional
         Number of medoids; defaults to ``p`` from the file.
     """
-    from benchsel.formulations.kmedoids import KMedoids
-
-    D, p = read_pmed_graph(path)
-    return KMedoids(D, p if k is None else k)
+    return _load(path, k)[0]
 
 
 def load_pmed_optima(path: str | Path) -> dict[str, float]:

@@ -317,7 +317,8 @@ class SolveStep:
 
 
 def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, seed: int | None,
-              solve: Callable[[ExactRun], SolveStep], allow_lazy: bool = False) -> MethodOutput:
+              solve: Callable[[ExactRun], SolveStep], allow_lazy: bool = False,
+              nnz_per_second: float | None = None) -> MethodOutput:
     """Run an exact backend's ``solve`` step with the shared budget, warm start and incumbent rules.
 
     Parameters
@@ -333,6 +334,12 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
         ``solve(run: ExactRun) -> SolveStep``.
     allow_lazy : bool
         The backend can generate rows on demand.
+    nnz_per_second : float, optional
+        The backend's model building rate, handed (with the seconds left) to
+        formulations that size their statements (``f.sizes_models``): with
+        ``model="auto"`` such a formulation refuses a statement that would not
+        fit, and the call returns the warm start with the formulation's quick
+        bound (``f.quick_bound``), termination ``"time_limit"``.
 
     Returns
     -------
@@ -355,8 +362,16 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     opts["warm_start"] = ws
     extra: dict[str, Any] = {"warm_start_source": ws_source, "warm_start_seconds": ws_seconds,
                              "warm_start_objective": None if ws_value is None else _sign(f) * ws_value}
+    if getattr(f, "sizes_models", False):
+        model_opts.update(time_limit=budget.left(), nnz_per_second=nnz_per_second)
     t1 = time.perf_counter()
-    model = _build(f, model_opts, allow_lazy, budget) if not budget.expired() else _Unfinished()
+    try:
+        model = _build(f, model_opts, allow_lazy, budget) if not budget.expired() else _Unfinished()
+    except InvalidInputError as e:
+        if getattr(e, "requested", None) != "auto":
+            raise
+        return _model_skipped(f, str(e), ws if ws_value is not None else None, budget, ws_seconds,
+                              time.perf_counter() - t1, extra)
     build_s = time.perf_counter() - t1
     extra["neutral_build_seconds"] = build_s
     if isinstance(model, _Unfinished):
@@ -373,6 +388,25 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     sel, term, bound = _reconcile(f, step, ws, ws_value, key, opts, extra)
     return MethodOutput(sel, term, formulation_bound(model, bound), ws_seconds + build_s + step.build_seconds,
                         max(solve_s, 0.0), extra)
+
+
+def _model_skipped(f: Any, reason: str, ws: np.ndarray | None, budget: Budget, ws_seconds: float,
+                   build_s: float, extra: dict[str, Any]) -> MethodOutput:
+    """The answer when ``model="auto"`` found no statement of ``f`` that fits the budget.
+
+    The warm start is the incumbent, with the formulation's quick bound when it
+    has one (``f.quick_bound(seconds, incumbent=...)``, given half the time
+    left), and termination ``"time_limit"``: the solver was not run.
+    """
+    extra.update(model_skipped=reason, neutral_build_seconds=build_s,
+                 incumbent="warm_start" if ws is not None else None)
+    t0 = time.perf_counter()
+    bound = None
+    quick = getattr(f, "quick_bound", None)
+    if quick is not None:
+        left = budget.left()
+        bound = quick(None if left is None else 0.5 * left, incumbent=ws)
+    return MethodOutput(ws, Termination.TIME_LIMIT, bound, ws_seconds + build_s, time.perf_counter() - t0, extra)
 
 
 def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float | None,

@@ -103,6 +103,10 @@ def default_workers() -> int:
 SECONDS_PER_ROW_OR_COL, SECONDS_PER_NONZERO = 7e-6, 1e-6
 
 
+#: Model building rate (non-zeros per second), handed to formulations that size their statements (size guards).
+CPSAT_NNZ_PER_SECOND = 1.0e6
+
+
 def predicted_build_seconds(model: LinearModel) -> float:
     """Rough seconds to scale ``model`` and fill CP-SAT's model with it (on the machine measured)."""
     return SECONDS_PER_ROW_OR_COL * (model.n_cols + model.n_rows) + SECONDS_PER_NONZERO * model.nnz
@@ -706,4 +710,5 @@ def _solve_step(run: ExactRun) -> SolveStep:
     options=CPSAT_OPTIONS,
 )
 def run_cpsat(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step)
+    return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step,
+                     nnz_per_second=CPSAT_NNZ_PER_SECOND)

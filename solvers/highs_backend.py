@@ -20,16 +20,41 @@ from typing import Any
 import numpy as np
 
 from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, call_with_deadline, linear_acceptor, run_exact, wall_grace
+from .branch_and_cut import BnCOptions, BranchAndCut
 from .errors import InvalidInputError, SolverNotInstalledError
-from .model import LinearModel, RowBlock
+from .model import LinearModel
 from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
 
 __all__ = ["solve_model_highs"]
 
-HIGHS_OPTIONS = (*COMMON_OPTIONS, Option("highs_options", None, "mapping", doc="raw HiGHS options (name: value)"))
+_BNC = BnCOptions()
+#: Options of the branch-and-cut used for models with lazy rows (the k-medoids Benders master).
+BNC_OPTIONS = (
+    Option("root_rounds", _BNC.root_rounds, "int", low=1, doc="branch-and-cut: most separation rounds at the root"),
+    Option("node_rounds", _BNC.node_rounds, "int", low=1,
+           doc="branch-and-cut: most separation rounds at other nodes (also stops when the bound stalls)"),
+    Option("in_out", _BNC.in_out, "float", low=0.0, high=1.0,
+           doc="branch-and-cut: weight of the LP point in the in-out separation point at the root (0 or 1: off)"),
+    Option("cut_age", _BNC.cut_age, "int", low=0,
+           doc="branch-and-cut: LP solves a cut may stay slack before it moves to the cut pool (0: never)"),
+    Option("branching", _BNC.branching, "choice", choices=("pseudocost", "fractional"),
+           doc="branch-and-cut: branching rule (pseudo-costs learnt from every child, or most fractional)"),
+    Option("max_nodes", None, "int", low=1, doc="branch-and-cut: node limit (termination 'iteration_limit')"),
+    Option("strong", _BNC.strong, "int", low=0, doc="branch-and-cut: strong-branching candidates per node (0: off)"),
+    Option("strong_depth", _BNC.strong_depth, "int", low=0, doc="branch-and-cut: deepest node that strong-branches"),
+    Option("plunge", _BNC.plunge, "float", low=0.0,
+           doc="branch-and-cut: plunge while a child is within this share of the gap"),
+    Option("heuristic_every", _BNC.heuristic_every, "int", low=0,
+           doc="branch-and-cut: node heuristic (LP rounding, then eager swaps) every this many nodes (0: root only)"),
+)
+HIGHS_OPTIONS = (*COMMON_OPTIONS, Option("highs_options", None, "mapping", doc="raw HiGHS options (name: value)"),
+                 *BNC_OPTIONS)
 
+
+#: Rate at which HiGHS takes in a static model (non-zeros per second, passModel and presolve), for size guards.
+HIGHS_NNZ_PER_SECOND = 5.0e5
 
 _BANNER_DONE = False
 
@@ -104,6 +129,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
                       warm_start: np.ndarray | None = None, highs_options: dict[str, Any] | None = None,
                       mip_abs_gap: float | None = None,
                       key: Callable[[np.ndarray], float | None] | None = None, grace: float | None = None,
+                      bnc_options: BnCOptions | None = None,
                       ) -> tuple[np.ndarray | None, Termination, float | None, dict]:
     """Solve a :class:`LinearModel` with HiGHS.
 
@@ -111,7 +137,8 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     ----------
     model : LinearModel
         With ``model.lazy`` set, rows are generated on demand in a
-        branch-and-cut whose node LPs HiGHS solves (see :func:`_solve_lazy`).
+        branch-and-cut whose node LPs HiGHS solves
+        (:class:`~benchsel.solvers.branch_and_cut.BranchAndCut`).
     time_limit : float, optional
         Seconds for the call; on the static path the time spent passing the
         model and the warm start is subtracted before HiGHS starts.
@@ -127,6 +154,8 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         With a time limit on the static path: HiGHS runs in a worker thread
         and is abandoned (no selection, termination ``"time_limit"``) when it
         has not returned ``grace`` seconds after the limit.
+    bnc_options : BnCOptions, optional
+        Settings of the branch-and-cut (lazy rows only).
 
     Returns
     -------
@@ -160,7 +189,12 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     if model.lazy is not None:
         if key is None:
             raise InvalidInputError("key: a model with lazy rows needs a true-objective key to rank incumbents")
-        sel, term, bound, more = _solve_lazy(h, hp, model, time_limit, key, warm_start, mip_rel_gap, verbose)
+        h.setOptionValue("output_flag", False)  # one LP per node: progress comes from the branch-and-cut
+        if model.integrality.any():
+            h.setOptionValue("presolve", "off")  # node LPs are re-solved from the previous basis
+        bnc = BranchAndCut(h, hp, model, key, time_limit=time_limit, mip_rel_gap=mip_rel_gap, verbose=verbose,
+                           warm_start=warm_start, options=bnc_options)
+        sel, term, bound, more = bnc.run()
         extra.update(more)
         return sel, term, bound, extra
     if warm_start is not None:
@@ -195,183 +229,16 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     return (model.selection_from_x(x) if x is not None else None), term, bound, extra
 
 
-def _add_rows(h, block: RowBlock, n_cols: int) -> None:
-    A = block.csr(n_cols)
-    h.addRows(int(A.shape[0]), block.lb.astype(np.float64), block.ub.astype(np.float64), int(A.nnz),
-              A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64))
-
-
-def _solve_lazy(h, hp, model: LinearModel, time_limit: float | None, key: Callable[[np.ndarray], float | None],
-                warm_start: np.ndarray | None, mip_rel_gap: float | None = 1e-6, verbose: bool = False,
-                ) -> tuple[np.ndarray | None, Termination, float | None, dict]:
-    """Branch-and-cut for a model with lazy rows, HiGHS solving every node LP.
-
-    HiGHS has no lazy-constraint callback, so the search is driven here: at
-    each node the LP relaxation is solved (dual simplex, warm-started from the
-    previous node's basis) and the lazy rows it violates are added until none
-    is (the rows are globally valid, so they stay for every later node). A node
-    is pruned when its LP bound reaches the incumbent; integer columns at a
-    bound are fixed by reduced cost; the most fractional integer column is
-    branched on; open nodes are explored best bound first. Incumbents come from
-    the warm start, from integral node LPs, and from ``model.lazy.round(x)``
-    when the lazy rows offer a rounding. Every bound reported is a valid bound
-    of the full model.
-    """
-    import heapq
-
-    t0 = time.perf_counter()
-    left = (lambda: np.inf) if time_limit is None else (lambda: time_limit - (time.perf_counter() - t0))
-    lazy = model.lazy
-    S = hp.HighsModelStatus
-    n = model.n_cols
-    ints = np.flatnonzero(model.integrality).astype(np.int32)
-    if ints.size:
-        h.changeColsIntegrality(int(ints.size), ints, np.zeros(ints.size, dtype=np.uint8))
-    rounder = getattr(lazy, "round", None)
-    rel = 1e-9 if mip_rel_gap is None else max(float(mip_rel_gap), 1e-9)
-    best_sel, UB = None, np.inf
-
-    def offer(sel: np.ndarray | None) -> None:
-        nonlocal best_sel, UB
-        if sel is None or np.asarray(sel).size == 0:
-            return
-        k = key(np.asarray(sel))
-        if k is not None and k < UB - 1e-12 * max(1.0, abs(k)):
-            best_sel, UB = np.asarray(sel), k
-
-    def tol() -> float:
-        if not np.isfinite(UB):
-            return 0.0
-        t = max(1e-9, rel * abs(UB))
-        # with an integral objective, a node whose bound exceeds UB - 1 holds nothing better than UB
-        return max(t, 1.0 - 1e-6) if model.integral_objective else t
-
-    offer(warm_start)
-    stats = {"cuts": 0, "lp_solves": 0}
-
-    def node_lp(lb_i: np.ndarray, ub_i: np.ndarray):
-        """Solve a node's LP with its lazy rows; returns (status, x, objective, reduced costs).
-
-        On a time-out the objective is the last LP value reached (a valid bound
-        of the node: an LP with fewer rows is a relaxation), or None.
-        """
-        if ints.size:
-            h.changeColsBounds(int(ints.size), ints, lb_i, ub_i)
-        partial = None
-        while True:
-            rem = left()
-            if rem <= 0:
-                return "time", None, partial, None
-            # HiGHS compares its time limit with its run time summed over every run() of this object
-            h.setOptionValue("time_limit", float(h.getRunTime() + rem))
-            h.run()
-            stats["lp_solves"] += 1
-            st = h.getModelStatus()
-            if st in (S.kInfeasible,):
-                return "infeasible", None, None, None
-            if st in (S.kUnbounded, S.kUnboundedOrInfeasible):
-                return "unbounded", None, None, None
-            if st != S.kOptimal:
-                return "time" if st == S.kTimeLimit else "error", None, partial, None
-            sol = h.getSolution()
-            x = np.asarray(sol.col_value, dtype=float)
-            partial = float(h.getInfo().objective_function_value)
-            cuts = lazy.separate(x)
-            if cuts is None:
-                return "optimal", x, float(h.getInfo().objective_function_value), np.asarray(sol.col_dual, float)
-            _add_rows(h, cuts, n)
-            stats["cuts"] += cuts.n_rows
-
-    heap: list = [(-np.inf, 0, 0, model.col_lb[ints].copy(), model.col_ub[ints].copy())]
-    counter = 1
-    nodes = 0
-    root_bound = None
-    pruned_min = np.inf  # smallest bound among nodes pruned by bound
-    term: Termination | None = None
-    while heap:
-        if left() <= 0:
-            term = Termination.TIME_LIMIT
-            break
-        lb_node, depth, _, lb_i, ub_i = heapq.heappop(heap)
-        if lb_node >= UB - tol():
-            pruned_min = min(pruned_min, lb_node)
-            continue
-        status, x, obj, rc = node_lp(lb_i, ub_i)
-        if status in ("time", "error"):
-            heapq.heappush(heap, (max(lb_node, obj if obj is not None else -np.inf), depth, 0, lb_i, ub_i))
-            term = Termination.TIME_LIMIT if status == "time" else Termination.ERROR
-            break
-        nodes += 1
-        if status == "unbounded":
-            if nodes == 1:
-                return None, Termination.UNBOUNDED, None, {"bnc_nodes": nodes}
-            continue
-        if status == "infeasible":
-            continue
-        if nodes == 1:
-            root_bound = obj
-        if rounder is not None:
-            offer(rounder(x))
-        if obj >= UB - tol():
-            pruned_min = min(pruned_min, obj)
-            continue
-        xi = x[ints]
-        frac = np.abs(xi - np.round(xi)) > 1e-6
-        if not frac.any():
-            offer(model.selection_from_x(x))
-            if obj >= UB - tol():
-                pruned_min = min(pruned_min, obj)
-            continue
-        # reduced-cost fixing: a column at a bound whose reduced cost exceeds the gap stays there
-        room = UB - obj
-        r = rc[ints]
-        lb_c, ub_c = lb_i.copy(), ub_i.copy()
-        at_lb = (xi <= lb_i + 1e-9) & (r > room + tol())
-        at_ub = (xi >= ub_i - 1e-9) & (-r > room + tol())
-        ub_c[at_lb] = lb_i[at_lb]
-        lb_c[at_ub] = ub_i[at_ub]
-        fr = np.flatnonzero(frac)
-        j = int(fr[np.argmax(np.minimum(xi[fr] - np.floor(xi[fr]), np.ceil(xi[fr]) - xi[fr]))])
-        v = xi[j]
-        up_lb, dn_ub = lb_c.copy(), ub_c.copy()
-        up_lb[j] = np.ceil(v)
-        dn_ub[j] = np.floor(v)
-        # deeper nodes first among equal bounds (heap key: bound, -depth)
-        heapq.heappush(heap, (obj, depth - 1, counter, up_lb, ub_c))
-        heapq.heappush(heap, (obj, depth - 1, counter + 1, lb_c, dn_ub))
-        counter += 2
-        if verbose and nodes % 25 == 0:
-            open_lb = min(e[0] for e in heap)
-            print(f"[benchsel] highs branch-and-cut: {nodes} nodes, {len(heap)} open, bound {open_lb:.6g}, "
-                  f"incumbent {UB:.6g}, {stats['cuts']} cuts, {time.perf_counter() - t0:.1f} s", file=sys.stderr,
-                  flush=True)
-    if term is None:
-        term = Termination.OPTIMAL if best_sel is not None else Termination.INFEASIBLE
-    open_min = min((e[0] for e in heap), default=np.inf)
-    bound = min(open_min, pruned_min, UB)
-    if model.integral_objective and np.isfinite(bound):
-        bound = float(np.ceil(bound - 1e-6))
-    if term == Termination.INFEASIBLE:
-        bound = None
-    elif not np.isfinite(bound):
-        bound = root_bound if root_bound is not None else None
-    extra = {
-        "highs_status": "branch-and-cut: " + term.value,
-        "bnc_nodes": nodes,
-        "bnc_open_nodes": len(heap),
-        "lazy_cuts": stats["cuts"],
-        "lp_solves": stats["lp_solves"],
-        "root_bound": root_bound,
-    }
-    return best_sel, term, bound, extra
-
-
 def _solve_step(run: ExactRun) -> SolveStep:
     o = run.opts
     sel, term, bound, extra = solve_model_highs(
         run.model, time_limit=run.budget.solver_limit(), seed=run.seed, mip_rel_gap=o["mip_rel_gap"],
         mip_abs_gap=o["mip_abs_gap"], threads=o["threads"], verbose=o["verbose"], warm_start=o["warm_start"],
         highs_options=o["highs_options"], key=run.key, grace=wall_grace(run.budget.limit),
+        bnc_options=BnCOptions(root_rounds=o["root_rounds"], node_rounds=o["node_rounds"], in_out=o["in_out"],
+                               cut_age=o["cut_age"], heuristic_every=o["heuristic_every"], strong=o["strong"],
+                               strong_depth=o["strong_depth"], plunge=o["plunge"], branching=o["branching"],
+                               max_nodes=o["max_nodes"]),
     )
     if extra.get("highs_objective") is not None:
         extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]
@@ -386,4 +253,5 @@ def _solve_step(run: ExactRun) -> SolveStep:
     options=HIGHS_OPTIONS,
 )
 def run_highs(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step, allow_lazy=True)
+    return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step, allow_lazy=True,
+                     nnz_per_second=HIGHS_NNZ_PER_SECOND)

@@ -104,8 +104,17 @@ class LazyRows(Protocol):
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
         """Violated rows at the full column vector ``x`` (shape (n_cols,))."""
 
-    # Optional: ``round(x) -> selection or None``, a selection built from a
-    # fractional point, used by branch-and-cut as a primal heuristic.
+    # Optional, used by benchsel's branch-and-cut when present (a backend that
+    # only calls ``separate`` stays correct without them):
+    # * ``round(x) -> selection or None``: a selection built from a fractional
+    #   point (primal heuristic);
+    # * ``improve(selection, x, deadline=None) -> selection``: a local search
+    #   from that selection (``deadline``: a ``time.perf_counter()`` value);
+    # * ``initial_rows(time_limit, incumbent) -> RowBlock or None``: rows to
+    #   add before the first LP (a warm start of the root cut loop);
+    # * ``branch_scores(x) -> ndarray``: a score per integer column, used for
+    #   columns without branching history;
+    # * ``stats``: a dict of counters copied into the result's extras.
 
 
 @dataclass(frozen=True, eq=False)

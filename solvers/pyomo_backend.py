@@ -33,6 +33,9 @@ from .result import MethodOutput, Termination
 
 __all__ = ["solve_pyomo_model", "to_pyomo"]
 
+#: Model building rate (non-zeros per second: Pyomo components are built term by term), for size guards.
+PYOMO_NNZ_PER_SECOND = 1.0e5
+
 PYOMO_OPTIONS = (
     *COMMON_OPTIONS,
     Option("solver", "highs", "str", doc="a Pyomo solver name (the new-API HiGHS interface by default)"),
@@ -333,4 +336,5 @@ def _solve_step(run: ExactRun) -> SolveStep:
     options=PYOMO_OPTIONS,
 )
 def run_pyomo(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
-    return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step)
+    return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step,
+                     nnz_per_second=PYOMO_NNZ_PER_SECOND)

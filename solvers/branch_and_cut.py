@@ -1,0 +1,723 @@
+"""Branch-and-cut for models with lazy rows, HiGHS solving every node LP.
+
+HiGHS has no lazy-constraint callback, so the search is driven here
+(:class:`BranchAndCut`). Each step is one method:
+
+* **node LP** (:meth:`BranchAndCut._node_lp`): the node's bounds, then LP
+  (dual simplex, warm-started from the last basis) and separation rounds until
+  no lazy row is violated (at the root), or the bound stalls (at other nodes);
+* **separation** (:meth:`BranchAndCut._separate`): violated rows of the cut
+  pool first, then ``model.lazy.separate`` at the LP point and, at the root, at
+  an *in-out* point between the LP point and a core point (Ben-Ameur & Neto;
+  Fischetti, Ljubić & Sinnl 2017), which converges in fewer rounds; rows slack
+  for ``cut_age`` LP solves leave the LP for the pool (:meth:`BranchAndCut._age_cuts`);
+* **fixing** (:meth:`BranchAndCut._fix`): reduced-cost fixing against the
+  incumbent, global at the root (renewed whenever the incumbent improves) and
+  local at the other nodes;
+* **incumbent** (:meth:`BranchAndCut._heuristic`, :meth:`BranchAndCut._offer`):
+  the warm start, integral node LPs, and ``model.lazy.round(x)`` improved by
+  ``model.lazy.improve`` when the lazy rows offer them; every candidate is
+  ranked by the true objective (``key``), never by the master's;
+* **branching** (:meth:`BranchAndCut._branch`): pseudo-costs (objective gain
+  per unit of fractionality, learnt from every child LP), falling back to the
+  lazy rows' ``branch_scores(x)`` or to fractionality while a column has no
+  history; open nodes are explored best bound first.
+
+Every bound reported is valid for the full model: an LP holding only some of
+the lazy rows is a relaxation.
+"""
+from __future__ import annotations
+
+import heapq
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .model import LazyRows, LinearModel, RowBlock
+from .result import Termination
+
+__all__ = ["BnCOptions", "BranchAndCut"]
+
+
+@dataclass(frozen=True)
+class BnCOptions:
+    """Settings of :class:`BranchAndCut` (defaults tuned on k-medoids Benders masters).
+
+    Attributes
+    ----------
+    root_rounds : int
+        Most separation rounds at the root.
+    node_rounds : int
+        Most separation rounds at other nodes (the loop also stops when a round
+        raises the bound by less than ``tail_off`` relative; integral LP points
+        are always separated to the end).
+    tail_off : float
+    in_out : float
+        Weight of the LP point in the in-out separation point at the root
+        (``0``: off; ``1`` is plain separation).
+    cut_age : int
+        LP solves a cut may stay slack before it leaves the LP for the pool
+        (``0``: cuts never leave).
+    pool_size : int
+        Most rows kept in the pool.
+    heuristic_every : int
+        Node heuristic (rounding plus eager swaps) every this many nodes
+        (``0``: only at the root).
+    plunge : float
+        After branching, a child is solved next (its LP starts from its
+        parent's basis) while its bound is below the best open bound plus
+        this share of the gap; otherwise the best open node is.
+    max_nodes : int, optional
+        Stop (termination ``"iteration_limit"``) after this many nodes.
+    initial_share : float
+        Share of the time left that the lazy rows' ``initial_rows`` (a warm
+        start of the root cut loop) may use before the first LP (``0``: off).
+    log_every : float
+        Seconds between progress lines with ``verbose``.
+    """
+
+    root_rounds: int = 500
+    node_rounds: int = 25
+    tail_off: float = 1e-5
+    in_out: float = 0.0
+    cut_age: int = 8
+    pool_size: int = 200_000
+    heuristic_every: int = 10
+    plunge: float = 0.5
+    strong: int = 0
+    strong_depth: int = 1000
+    branching: str = "pseudocost"
+    max_nodes: int | None = None
+    initial_share: float = 0.3
+    log_every: float = 5.0
+
+
+@dataclass(order=True)
+class _Node:
+    bound: float
+    neg_depth: int
+    seq: int
+    lb: np.ndarray = field(compare=False)
+    ub: np.ndarray = field(compare=False)
+    branch: tuple[int, int, float, float] | None = field(default=None, compare=False)  # (col, dir, frac, parent obj)
+
+
+@dataclass
+class _NodeLP:
+    status: str  # "optimal", "infeasible", "unbounded", "time", "error"
+    x: np.ndarray | None = None
+    obj: float | None = None
+    rc: np.ndarray | None = None
+
+
+class _CutPool:
+    """Rows that left the LP (slack too long), kept as CSR for a cheap violation check."""
+
+    def __init__(self, n_cols: int, capacity: int) -> None:
+        import scipy.sparse as sp
+
+        self._sp = sp
+        self.n_cols = n_cols
+        self.capacity = capacity
+        self.A = sp.csr_array((0, n_cols))
+        self.lb = np.zeros(0)
+        self.ub = np.zeros(0)
+
+    @property
+    def size(self) -> int:
+        return int(self.lb.size)
+
+    def add(self, A: Any, lb: np.ndarray, ub: np.ndarray) -> None:
+        if A.shape[0] == 0:
+            return
+        self.A = self._sp.vstack([self.A, A], format="csr")
+        self.lb = np.concatenate([self.lb, lb])
+        self.ub = np.concatenate([self.ub, ub])
+        extra = self.size - self.capacity
+        if extra > 0:  # forget the oldest
+            self.A = self.A[extra:]
+            self.lb, self.ub = self.lb[extra:], self.ub[extra:]
+
+    def take_violated(self, x: np.ndarray, tol: float) -> RowBlock | None:
+        """Remove and return the pool rows ``x`` violates (None if none)."""
+        if self.size == 0:
+            return None
+        act = self.A @ x
+        scale = np.maximum(1.0, np.abs(np.where(np.isfinite(self.lb), self.lb, self.ub)))
+        bad = (act < self.lb - tol * scale) | (act > self.ub + tol * scale)
+        if not bad.any():
+            return None
+        sub = self.A[bad].tocoo()
+        out = RowBlock(rows=sub.row.astype(np.int64), cols=sub.col.astype(np.int64), vals=sub.data,
+                       lb=self.lb[bad], ub=self.ub[bad])
+        keep = ~bad
+        self.A, self.lb, self.ub = self.A[keep], self.lb[keep], self.ub[keep]
+        return out
+
+
+class BranchAndCut:
+    """Branch-and-cut over a :class:`LinearModel` with lazy rows; HiGHS solves the node LPs.
+
+    Parameters
+    ----------
+    h, hp
+        A ``highspy.Highs`` object holding the model (integrality as given; it
+        is relaxed here) and the ``highspy`` module.
+    model : LinearModel
+        With ``model.lazy`` (see :class:`~benchsel.solvers.model.LazyRows`).
+    key : callable
+        ``key(selection) -> true objective (model units) or None if infeasible``.
+    time_limit : float, optional
+        Seconds for the whole search.
+    mip_rel_gap : float, optional
+        Stop when the incumbent is within this relative gap of the bound.
+    verbose : bool
+        Progress lines on stderr every ``options.log_every`` seconds.
+    warm_start : ndarray of int, optional
+        A first incumbent (item indices).
+    options : BnCOptions, optional
+    """
+
+    def __init__(self, h: Any, hp: Any, model: LinearModel, key: Callable[[np.ndarray], float | None], *,
+                 time_limit: float | None = None, mip_rel_gap: float | None = 1e-6, verbose: bool = False,
+                 warm_start: np.ndarray | None = None, options: BnCOptions | None = None) -> None:
+        self.t0 = time.perf_counter()
+        self.h, self.hp, self.model, self.key = h, hp, model, key
+        if model.lazy is None:
+            raise ValueError("model: BranchAndCut needs a model with lazy rows (model.lazy)")
+        self.lazy: LazyRows = model.lazy
+        self.time_limit = time_limit
+        self.rel = 1e-9 if mip_rel_gap is None else max(float(mip_rel_gap), 1e-9)
+        self.verbose = verbose
+        self.opt = options or BnCOptions()
+        self.warm_start = warm_start
+        self.n = model.n_cols
+        self.n_static = model.n_rows
+        self.ints = np.flatnonzero(model.integrality).astype(np.int32)
+        self.glb = model.col_lb[self.ints].copy()  # global bounds of the integer columns (root fixing)
+        self.gub = model.col_ub[self.ints].copy()
+        self.best_sel: np.ndarray | None = None
+        self.UB = np.inf
+        self.cut_age = np.zeros(0, dtype=np.int32)  # per LP row beyond the static ones
+        self.cut_rows: list[Any] = []  # those rows (CSR blocks, in LP order) and their bounds
+        self.cut_lb = np.zeros(0)
+        self.cut_ub = np.zeros(0)
+        self.pool = _CutPool(self.n, self.opt.pool_size)
+        self.core: np.ndarray | None = None  # in-out core point (integer columns)
+        self.root: _NodeLP | None = None
+        self.pc_sum = np.zeros((2, self.ints.size))  # pseudo-costs: objective gain per unit change, down / up
+        self.pc_n = np.zeros((2, self.ints.size))
+        self.stats: dict[str, Any] = {
+            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_solves": 0, "nodes": 0, "root_fixed": 0,
+            "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
+            "root_seconds": None, "strong_lps": 0, "initial_rows_added": 0}
+        self.root_bound: float | None = None
+        self.heap: list[_Node] = []
+        self.seq = 0
+        self.pruned_min = np.inf
+        self._last_log = self.t0
+        self._ipm_next = False
+        self.initial_bound: float | None = None
+
+    # ------------------------------------------------------------------ time
+    def _left(self) -> float:
+        return np.inf if self.time_limit is None else self.time_limit - (time.perf_counter() - self.t0)
+
+    def _deadline(self) -> float | None:
+        return None if self.time_limit is None else self.t0 + self.time_limit
+
+    def _tol(self) -> float:
+        """Prune margin: a node whose bound is within it of the incumbent holds nothing worth finding."""
+        if not np.isfinite(self.UB):
+            return 0.0
+        t = max(1e-9, self.rel * abs(self.UB))
+        # with an integral objective, a node whose bound exceeds UB - 1 holds nothing better than UB
+        return max(t, 1.0 - 1e-6) if self.model.integral_objective else t
+
+    def _cutoff(self) -> float:
+        return self.UB - self._tol()
+
+    # ------------------------------------------------------------------- run
+    def run(self) -> tuple[np.ndarray | None, Termination, float | None, dict[str, Any]]:
+        """Search; returns (selection, termination, bound on the model objective, extras)."""
+        h = self.h
+        if self.ints.size:
+            h.changeColsIntegrality(int(self.ints.size), self.ints, np.zeros(self.ints.size, dtype=np.uint8))
+        self._offer(self.warm_start)
+        self._push(_Node(-np.inf, 0, self._next_seq(), self.glb.copy(), self.gub.copy()))
+        term: Termination | None = None
+        nxt: _Node | None = None
+        while self.heap or nxt is not None:
+            if self._left() <= 0:
+                term = Termination.TIME_LIMIT
+                break
+            if self.opt.max_nodes is not None and self.stats["nodes"] >= self.opt.max_nodes:
+                term = Termination.ITERATION_LIMIT
+                break
+            node = self._select(nxt)
+            nxt = None
+            if node is None:
+                continue
+            status, children = self._process(node)
+            if status in ("time", "error"):
+                term = Termination.TIME_LIMIT if status == "time" else Termination.ERROR
+                break
+            if status == "unbounded":
+                return None, Termination.UNBOUNDED, None, self._extra(Termination.UNBOUNDED)
+            if children:  # plunge into the first child while it stays near the best bound
+                nxt = children[0]
+                for c in children[1:]:
+                    self._push(c)
+            self._log()
+        if nxt is not None:
+            self._push(nxt)
+        if term is None:
+            term = Termination.OPTIMAL if self.best_sel is not None else Termination.INFEASIBLE
+        return self.best_sel, term, self._bound(term), self._extra(term)
+
+    def _select(self, nxt: _Node | None) -> _Node | None:
+        """The next node: the plunging child while its bound is within ``plunge`` of the gap, else the best open one.
+
+        Returns None when the chosen node is pruned by bound.
+        """
+        if nxt is not None:
+            best = self.heap[0].bound if self.heap else nxt.bound
+            if np.isfinite(self.UB) and nxt.bound > best + self.opt.plunge * (self.UB - best):
+                self._push(nxt)
+                nxt = None
+        node = nxt if nxt is not None else heapq.heappop(self.heap)
+        if node.bound >= self._cutoff():
+            self.pruned_min = min(self.pruned_min, node.bound)
+            return None
+        return node
+
+    def _process(self, node: _Node) -> tuple[str, list[_Node]]:
+        """Solve a node: LP with its cuts, heuristic, fixing, branching. Returns (status, children)."""
+        lb = np.maximum(node.lb, self.glb)
+        ub = np.minimum(node.ub, self.gub)
+        if np.any(lb > ub):  # emptied by root fixing
+            return "infeasible", []
+        root = self.stats["nodes"] == 0
+        if root:
+            self._initial_rows()
+        lp = self._node_lp(lb, ub, root=root)
+        if lp.status in ("time", "error"):
+            node.bound = node.bound if lp.obj is None else max(node.bound, lp.obj)
+            self._push(node)
+            return lp.status, []
+        self.stats["nodes"] += 1
+        if lp.status == "unbounded":
+            return ("unbounded" if root else "infeasible"), []
+        if lp.status == "infeasible":
+            return "infeasible", []
+        assert lp.x is not None and lp.obj is not None
+        self._learn(node, lp.obj)
+        if root:
+            self.root, self.root_bound = lp, lp.obj
+            self.stats["root_seconds"] = time.perf_counter() - self.t0
+        every = self.opt.heuristic_every
+        if root or (every and (self.stats["nodes"] - 1) % every == 0):
+            self._heuristic(lp.x)
+        if root:
+            self._fix_root()
+        if lp.obj >= self._cutoff():
+            self.pruned_min = min(self.pruned_min, lp.obj)
+            return "pruned", []
+        xi = lp.x[self.ints]
+        frac = np.abs(xi - np.round(xi)) > 1e-6
+        if not frac.any():  # separated to the end: an optimum of the node
+            self._offer(self.model.selection_from_x(lp.x))
+            if lp.obj >= self._cutoff():
+                self.pruned_min = min(self.pruned_min, lp.obj)
+            return "solved", []
+        lb_c, ub_c = self._fix(lb, ub, lp)
+        return "branched", self._branch(lp, lb_c, ub_c, -node.neg_depth, frac)
+
+    # --------------------------------------------------------------- node LP
+    def _solve_lp(self) -> str:
+        rem = self._left()
+        if rem <= 0:
+            return "time"
+        h, S = self.h, self.hp.HighsModelStatus
+        # HiGHS compares its time limit with its run time summed over every run() of this object
+        h.setOptionValue("time_limit", float(h.getRunTime() + rem) if np.isfinite(rem) else np.inf)
+        cold = self._ipm_next
+        if cold:  # many rows and no basis: interior point (with crossover) is far faster than dual simplex
+            h.setOptionValue("solver", "ipm")
+            self._ipm_next = False
+        h.run()
+        if cold:
+            h.setOptionValue("solver", "simplex")
+        self.stats["lp_solves"] += 1
+        self.stats["simplex_iterations"] += int(h.getInfo().simplex_iteration_count)
+        st = h.getModelStatus()
+        if st == S.kOptimal:
+            return "optimal"
+        if st == S.kInfeasible:
+            return "infeasible"
+        if st in (S.kUnbounded, S.kUnboundedOrInfeasible):
+            return "unbounded"
+        return "time" if st == S.kTimeLimit else "error"
+
+    def _node_lp(self, lb: np.ndarray, ub: np.ndarray, *, root: bool) -> _NodeLP:
+        """LP of a node with its lazy rows; on a time-out the last LP value reached (a valid bound) or None."""
+        h = self.h
+        if self.ints.size:
+            h.changeColsBounds(int(self.ints.size), self.ints, lb.astype(np.float64), ub.astype(np.float64))
+        partial = None
+        rounds = 0
+        limit = self.opt.root_rounds if root else self.opt.node_rounds
+        while True:
+            st = self._solve_lp()
+            if st != "optimal":
+                return _NodeLP(st, obj=partial if st == "time" else None)
+            sol = h.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
+            obj = float(h.getInfo().objective_function_value)
+            gained = obj - partial if partial is not None else np.inf
+            partial = obj
+            self._age_cuts(np.asarray(sol.row_value, dtype=float))
+            if obj >= self._cutoff():
+                return _NodeLP("optimal", x, obj, np.asarray(sol.col_dual, dtype=float))
+            xi = x[self.ints]
+            integral = not np.any(np.abs(xi - np.round(xi)) > 1e-6)
+            stalled = not root and rounds >= 2 and gained < self.opt.tail_off * max(1.0, abs(obj))
+            if not integral and rounds > 0 and (rounds >= limit or stalled):
+                return _NodeLP("optimal", x, obj, np.asarray(sol.col_dual, dtype=float))
+            if root and rounds and self.opt.heuristic_every and rounds % 10 == 0:
+                self._heuristic(x)
+            cuts = self._separate(x, root=root)
+            if cuts is None:
+                return _NodeLP("optimal", x, obj, np.asarray(sol.col_dual, dtype=float))
+            self._add_rows(cuts)
+            rounds += 1
+            self._log(obj if root else None)
+
+    # ------------------------------------------------------------ separation
+    def _separate(self, x: np.ndarray, *, root: bool) -> RowBlock | None:
+        """Violated rows at ``x``: from the pool, else from the lazy rows (plain and, at the root, in-out)."""
+        tol = 1e-6
+        pooled = self.pool.take_violated(x, tol)
+        if pooled is not None:
+            self.stats["pool_cuts"] += pooled.n_rows
+            return pooled
+        blocks = []
+        a = self.opt.in_out
+        if root and 0 < a < 1:
+            if self.core is None:
+                self.core = x[self.ints].copy()
+            xs = x.copy()
+            xs[self.ints] = a * x[self.ints] + (1 - a) * self.core
+            self.core = 0.5 * self.core + 0.5 * x[self.ints]
+            sep = self.lazy.separate(xs, tol)
+            if sep is not None:
+                sep = _violated_rows(sep, x, self.n, tol)
+                if sep is not None:
+                    blocks.append(sep)
+        plain = self.lazy.separate(x, tol)
+        if plain is not None:
+            blocks.append(plain)
+        if not blocks:
+            return None
+        return blocks[0] if len(blocks) == 1 else _dedupe(_stack(blocks), self.n)
+
+    def _initial_rows(self) -> None:
+        """Rows the lazy object proposes before the first LP (``lazy.initial_rows``), within ``initial_share``
+        of the time left."""
+        init = getattr(self.lazy, "initial_rows", None)
+        if init is None or self.opt.initial_share <= 0 or self.stats.get("initial_rows_added"):
+            return
+        left = self._left()
+        budget = None if not np.isfinite(left) else self.opt.initial_share * left
+        block = init(budget, self.best_sel)
+        if block is not None and block.n_rows:
+            self._add_rows(block)
+            self.stats["initial_rows_added"] = block.n_rows
+            self._ipm_next = block.n_rows >= 1000
+        bound = getattr(self.lazy, "initial_bound", None)  # a valid bound even if the first LP does not finish
+        if bound is not None and np.isfinite(bound):
+            self.initial_bound = float(bound)
+
+    def _add_rows(self, block: RowBlock) -> None:
+        A = block.csr(self.n)
+        self.h.addRows(int(A.shape[0]), block.lb.astype(np.float64), block.ub.astype(np.float64), int(A.nnz),
+                       A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64))
+        self.cut_age = np.concatenate([self.cut_age, np.zeros(A.shape[0], dtype=np.int32)])
+        self.cut_rows.append(A)
+        self.cut_lb = np.concatenate([self.cut_lb, block.lb.astype(np.float64)])
+        self.cut_ub = np.concatenate([self.cut_ub, block.ub.astype(np.float64)])
+        self.stats["cuts"] += int(A.shape[0])
+
+    def _age_cuts(self, row_value: np.ndarray) -> None:
+        """Age slack cuts; move those slack for more than ``cut_age`` LP solves to the pool."""
+        if self.opt.cut_age <= 0 or self.cut_age.size == 0:
+            return
+        lo, up = self.cut_lb, self.cut_ub
+        act = row_value[self.n_static:]
+        with np.errstate(invalid="ignore"):  # infinite sides
+            slack = ((act > lo + 1e-7 * np.maximum(1.0, np.abs(lo))) | ~np.isfinite(lo)) & (
+                (act < up - 1e-7 * np.maximum(1.0, np.abs(up))) | ~np.isfinite(up))
+        self.cut_age = np.where(slack, self.cut_age + 1, 0).astype(np.int32)
+        old = np.flatnonzero(self.cut_age > self.opt.cut_age)
+        if old.size < max(64, self.cut_age.size // 20):  # delete in batches: each deletion rebuilds the LP
+            return
+        import scipy.sparse as sp
+
+        A = sp.vstack(self.cut_rows, format="csr") if len(self.cut_rows) > 1 else self.cut_rows[0]
+        keep = np.ones(self.cut_age.size, dtype=bool)
+        keep[old] = False
+        self.pool.add(A[old], lo[old], up[old])
+        rows = (old + self.n_static).astype(np.int32)
+        self.h.deleteRows(int(rows.size), rows)
+        self.cut_rows = [A[keep]]
+        self.cut_lb, self.cut_ub, self.cut_age = lo[keep], up[keep], self.cut_age[keep]
+        self.stats["cuts_aged_out"] += int(old.size)
+
+    # ---------------------------------------------------------------- fixing
+    def _fix_root(self) -> None:
+        """Global reduced-cost fixing from the root LP against the incumbent (renewed when it improves)."""
+        if self.root is None or self.root.rc is None or not np.isfinite(self.UB):
+            return
+        assert self.root.x is not None and self.root.obj is not None
+        lb, ub = self._rc_fix(self.glb, self.gub, self.root)
+        n0 = int(np.sum(lb > self.glb) + np.sum(ub < self.gub))
+        self.glb, self.gub = lb, ub
+        self.stats["root_fixed"] += n0
+
+    def _fix(self, lb: np.ndarray, ub: np.ndarray, lp: _NodeLP) -> tuple[np.ndarray, np.ndarray]:
+        """Reduced-cost fixing at a node: the children inherit the tightened bounds."""
+        lb2, ub2 = self._rc_fix(lb, ub, lp)
+        self.stats["node_fixed"] += int(np.sum(lb2 > lb) + np.sum(ub2 < ub))
+        return lb2, ub2
+
+    def _rc_fix(self, lb: np.ndarray, ub: np.ndarray, lp: _NodeLP) -> tuple[np.ndarray, np.ndarray]:
+        """A column at a bound whose reduced cost exceeds the gap to the cutoff stays at that bound."""
+        assert lp.x is not None and lp.rc is not None and lp.obj is not None
+        room = self._cutoff() - lp.obj
+        xi, r = lp.x[self.ints], lp.rc[self.ints]
+        lb2, ub2 = lb.copy(), ub.copy()
+        if not np.isfinite(room):
+            return lb2, ub2
+        at_lb = (xi <= lb + 1e-9) & (r > room + 1e-9)
+        at_ub = (xi >= ub - 1e-9) & (-r > room + 1e-9)
+        ub2[at_lb] = lb[at_lb]
+        lb2[at_ub] = ub[at_ub]
+        return lb2, ub2
+
+    # ------------------------------------------------------------- incumbent
+    def _offer(self, sel: np.ndarray | None) -> bool:
+        """Take ``sel`` as the incumbent when its true objective is better; renews root fixing."""
+        if sel is None or np.asarray(sel).size == 0:
+            return False
+        k = self.key(np.asarray(sel))
+        if k is None or not k < self.UB - 1e-12 * max(1.0, abs(k)):
+            return False
+        self.best_sel, self.UB = np.sort(np.asarray(sel, dtype=np.int64)), k
+        self.stats["incumbents"] += 1
+        self._fix_root()
+        return True
+
+    def _heuristic(self, x: np.ndarray) -> None:
+        """Round the LP point (``lazy.round``) and improve it (``lazy.improve``); offer both."""
+        rounder = getattr(self.lazy, "round", None)
+        if rounder is None:
+            return
+        sel = rounder(x)
+        if sel is None:
+            return
+        self._offer(sel)
+        improve = getattr(self.lazy, "improve", None)
+        if improve is not None:
+            better = improve(np.asarray(sel), x, deadline=self._deadline())
+            if self._offer(better):
+                self.stats["heuristic_improvements"] += 1
+
+    # ------------------------------------------------------------- branching
+    def _learn(self, node: _Node, obj: float) -> None:
+        """Pseudo-cost update from a child's LP value."""
+        if node.branch is None:
+            return
+        j, d, fr, parent = node.branch
+        if fr > 1e-9 and np.isfinite(parent):
+            self.pc_sum[d, j] += max(obj - parent, 0.0) / fr
+            self.pc_n[d, j] += 1
+
+    def _scores(self, lp: _NodeLP, cand: np.ndarray) -> np.ndarray:
+        """Branching score of fractional integer columns ``cand`` (indices into ``ints``)."""
+        assert lp.x is not None
+        xi = lp.x[self.ints][cand]
+        f_dn = xi - np.floor(xi)
+        f_up = np.ceil(xi) - xi
+        known = self.pc_n > 0
+        avg = np.array([self.pc_sum[d][known[d]].sum() / max(known[d].sum(), 1) if known[d].any() else 1.0
+                        for d in (0, 1)])
+        pc = np.where(known[:, cand], self.pc_sum[:, cand] / np.maximum(self.pc_n[:, cand], 1), avg[:, None])
+        score = np.maximum(pc[0] * f_dn, 1e-6) * np.maximum(pc[1] * f_up, 1e-6)
+        hint = getattr(self.lazy, "branch_scores", None)
+        if hint is not None:
+            s = np.asarray(hint(lp.x), dtype=float)[cand]
+            fresh = ~(known[0, cand] & known[1, cand])
+            if fresh.any():  # no history yet: the lazy rows' own score, on the pseudo-cost scale
+                base = np.median(score[~fresh]) if (~fresh).any() else 1.0
+                score = np.where(fresh, base * s / max(float(np.max(s)), 1e-12) + 1e-9 * s, score)
+        return score
+
+    def _branch(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, depth: int, frac: np.ndarray) -> list[_Node]:
+        """Two children on the best-scoring fractional column; the side the LP value leans to first."""
+        assert lp.x is not None and lp.obj is not None
+        cand = np.flatnonzero(frac & (lb < ub))
+        if cand.size == 0:  # fractional columns all fixed by reduced costs: the node is done
+            self.pruned_min = min(self.pruned_min, lp.obj)
+            return []
+        if self.opt.branching == "fractional":
+            xi = lp.x[self.ints][cand]
+            score = np.minimum(xi - np.floor(xi), np.ceil(xi) - xi)
+        else:
+            score = self._scores(lp, cand)
+        if self.opt.strong > 0 and depth <= self.opt.strong_depth:
+            j = self._strong(lp, lb, ub, cand, score)
+        else:
+            j = int(cand[np.argmax(score)])
+        v = lp.x[self.ints[j]]
+        up_lb, dn_ub = lb.copy(), ub.copy()
+        up_lb[j] = np.ceil(v)
+        dn_ub[j] = np.floor(v)
+        up = _Node(lp.obj, -(depth + 1), self._next_seq(), up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj))
+        down = _Node(lp.obj, -(depth + 1), self._next_seq(), lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj))
+        return [up, down] if v - np.floor(v) >= 0.5 else [down, up]
+
+    def _strong(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, cand: np.ndarray, score: np.ndarray) -> int:
+        """Strong branching on the best-scoring candidates: both children's LPs (current rows only)."""
+        assert lp.x is not None and lp.obj is not None
+        h = self.h
+        top = cand[np.argsort(-score, kind="stable")[: self.opt.strong]]
+        basis = h.getBasis()
+        best_j, best_s = int(top[0]), -np.inf
+        xi = lp.x[self.ints]
+        for j in top:
+            col = int(self.ints[j])
+            gains = []
+            for d in (0, 1):
+                lo, hi = (lb[j], np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]), ub[j])
+                h.changeColBounds(col, float(lo), float(hi))
+                st = self._solve_lp()
+                obj = float(h.getInfo().objective_function_value) if st == "optimal" else (
+                    np.inf if st == "infeasible" else lp.obj)
+                gains.append(max(obj - lp.obj, 0.0))
+                fr = (xi[j] - np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]) - xi[j])
+                if st == "optimal" and fr > 1e-9:
+                    self.pc_sum[d, j] += gains[-1] / fr
+                    self.pc_n[d, j] += 1
+                h.changeColBounds(col, float(lb[j]), float(ub[j]))
+                h.setBasis(basis)
+            sc = max(gains[0], 1e-6) * max(gains[1], 1e-6)
+            self.stats["strong_lps"] += 2
+            if sc > best_s:
+                best_j, best_s = int(j), sc
+        return best_j
+
+    def _next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _push(self, node: _Node) -> None:
+        heapq.heappush(self.heap, node)  # best bound first; deeper first among equal bounds
+
+    # --------------------------------------------------------------- results
+    def _bound(self, term: Termination) -> float | None:
+        if term in (Termination.INFEASIBLE, Termination.UNBOUNDED):
+            return None
+        open_min = min((e.bound for e in self.heap), default=np.inf)
+        bound = min(open_min, self.pruned_min, self.UB)
+        if self.model.integral_objective and np.isfinite(bound):
+            bound = float(np.ceil(bound - 1e-6))
+        if not np.isfinite(bound):
+            bound = self.root_bound if self.root_bound is not None else -np.inf
+        if self.initial_bound is not None:
+            bound = min(max(bound, self.initial_bound), self.UB)
+        return float(bound) if np.isfinite(bound) else None
+
+    def _extra(self, term: Termination) -> dict[str, Any]:
+        lazy_stats = getattr(self.lazy, "stats", {})
+        return {
+            "highs_status": "branch-and-cut: " + term.value,
+            "bnc_nodes": self.stats["nodes"],
+            "bnc_open_nodes": len(self.heap),
+            "lazy_cuts": self.stats["cuts"],
+            "pool_cuts": self.stats["pool_cuts"],
+            "cuts_aged_out": self.stats["cuts_aged_out"],
+            "lp_rows": int(self.h.getNumRow()),
+            "lp_solves": self.stats["lp_solves"],
+            "simplex_iterations": self.stats["simplex_iterations"],
+            "root_bound": self.root_bound,
+            "root_seconds": self.stats["root_seconds"],
+            "root_fixed": self.stats["root_fixed"],
+            "node_fixed": self.stats["node_fixed"],
+            "incumbents": self.stats["incumbents"],
+            "heuristic_improvements": self.stats["heuristic_improvements"],
+            "initial_rows": self.stats["initial_rows_added"],
+            **{f"separation_{k}": v for k, v in lazy_stats.items() if np.isscalar(v)},
+        }
+
+    def _log(self, root_obj: float | None = None) -> None:
+        if not self.verbose:
+            return
+        now = time.perf_counter()
+        if now - self._last_log < self.opt.log_every:
+            return
+        self._last_log = now
+        if root_obj is not None:
+            bound = root_obj
+            where = "root"
+        else:
+            bound = min((e.bound for e in self.heap), default=self.UB)
+            where = f"{self.stats['nodes']} nodes, {len(self.heap)} open"
+        gap = (self.UB - bound) / max(abs(self.UB), 1e-9) if np.isfinite(self.UB) else np.inf
+        print(f"[benchsel] highs branch-and-cut: {where}, bound {bound:.8g}, incumbent {self.UB:.8g}, "
+              f"gap {100 * gap:.4f} %, {self.stats['cuts']} cuts ({int(self.h.getNumRow())} LP rows), "
+              f"{now - self.t0:.1f} s", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ helpers
+def _stack(blocks: list[RowBlock]) -> RowBlock:
+    offs = np.cumsum([0] + [b.n_rows for b in blocks[:-1]])
+    return RowBlock(
+        rows=np.concatenate([b.rows + o for b, o in zip(blocks, offs)]),
+        cols=np.concatenate([b.cols for b in blocks]),
+        vals=np.concatenate([b.vals for b in blocks]),
+        lb=np.concatenate([b.lb for b in blocks]),
+        ub=np.concatenate([b.ub for b in blocks]),
+    )
+
+
+def _violated_rows(block: RowBlock, x: np.ndarray, n: int, tol: float) -> RowBlock | None:
+    """The rows of ``block`` that ``x`` violates."""
+    A = block.csr(n)
+    act = A @ x
+    scale = np.maximum(1.0, np.abs(np.where(np.isfinite(block.lb), block.lb, block.ub)))
+    bad = (act < block.lb - tol * scale) | (act > block.ub + tol * scale)
+    if not bad.any():
+        return None
+    sub = A[bad].tocoo()
+    return RowBlock(rows=sub.row.astype(np.int64), cols=sub.col.astype(np.int64), vals=sub.data,
+                    lb=block.lb[bad], ub=block.ub[bad])
+
+
+def _dedupe(block: RowBlock, n: int) -> RowBlock:
+    """Drop repeated rows (same entries and bounds), keeping the first."""
+    A = block.csr(n)
+    rng = np.random.default_rng(12345)
+    h1 = A @ rng.uniform(1.0, 2.0, n)
+    sig = np.round(np.stack([h1, np.where(np.isfinite(block.lb), block.lb, 0.0), A.indptr[1:] - A.indptr[:-1]]), 9)
+    _, first = np.unique(sig.T, axis=0, return_index=True)
+    if first.size == block.n_rows:
+        return block
+    keep = np.zeros(block.n_rows, dtype=bool)
+    keep[first] = True
+    sub = A[keep].tocoo()
+    return RowBlock(rows=sub.row.astype(np.int64), cols=sub.col.astype(np.int64), vals=sub.data,
+                    lb=block.lb[keep], ub=block.ub[keep])

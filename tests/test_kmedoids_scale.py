@@ -1,0 +1,331 @@
+"""KMedoids at scale: blockwise distances, float32, from_graph, the Benders cuts, the branch-and-cut,
+the FasterPAM warm start, model-size guards, time limits, memory and the coreset-scale benchmark."""
+from __future__ import annotations
+
+import time
+import tracemalloc
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+
+from benchsel.formulations import KMedoids
+from benchsel.formulations.kmedoids import BendersCuts, ModelTooLargeError, SwapState, dissimilarity
+from benchsel.instances import make_benchmark_responses, make_kmedoids
+from benchsel.solvers import InvalidInputError, solve
+from benchsel.solvers.conformance import brute_force
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+RESP = DATA / "responses" / "benchmark_prediction"
+needs_data = pytest.mark.skipif(not RESP.is_dir(), reason="../shared/data/responses not present")
+
+
+def _naive_dissimilarity(X, metric):
+    if metric == "euclidean":
+        D = cdist(X, X)
+    else:
+        Z = X - X.mean(axis=1, keepdims=True) if metric == "correlation" else X.copy()
+        n = np.linalg.norm(Z, axis=1, keepdims=True)
+        Z = Z / np.where(n > 0, n, 1)
+        D = 1 - Z @ Z.T
+    D = np.clip(D, 0, None)
+    np.fill_diagonal(D, 0)
+    return D
+
+
+# ---------------------------------------------------------------- distances
+@pytest.mark.parametrize("metric", ["correlation", "cosine", "euclidean"])
+def test_blockwise_dissimilarity_matches_the_dense_formula(metric, monkeypatch):
+    import benchsel.formulations.kmedoids as km
+
+    monkeypatch.setattr(km, "_BLOCK", 64)  # many blocks
+    X = np.random.default_rng(0).normal(size=(50, 7))
+    X[3] = 0.0  # a zero row
+    assert np.allclose(dissimilarity(X, metric), _naive_dissimilarity(X, metric), atol=1e-12)
+    D32 = dissimilarity(X, metric, dtype="float32")
+    assert D32.dtype == np.float32 and np.allclose(D32, _naive_dissimilarity(X, metric), atol=1e-6)
+
+
+def test_float32_storage_objective_in_float64_and_overflow_refused():
+    X = np.random.default_rng(1).normal(size=(40, 5))
+    f64 = KMedoids.from_features(X, 4, metric="euclidean")
+    f32 = KMedoids.from_features(X, 4, metric="euclidean", dtype="float32")
+    assert f32.D.dtype == np.float32 and f32.dtype == "float32" and f32.get_params()["dtype"] == "float32"
+    S = np.array([1, 7, 20, 33])
+    expect = float(np.sum(f32.D[:, S].astype(np.float64).min(axis=1)))
+    assert f32.evaluate(S) == expect and abs(f32.evaluate(S) - f64.evaluate(S)) < 1e-4
+    assert solve(f32, "highs", time_limit=30).termination == "optimal"
+    with pytest.raises(InvalidInputError,
+                       match=r"dtype: 'float32' cannot hold the distances in D \(largest value 1e\+39"):
+        KMedoids(np.array([[0.0, 1e39], [1e39, 0.0]]), 1, dtype="float32")
+    with pytest.raises(InvalidInputError, match="dtype: 'float32' cannot hold the distances"):
+        dissimilarity(np.array([[0.0], [1e39]]), "euclidean", dtype="float32")
+    with pytest.raises(InvalidInputError, match="dtype: expected one of 'float64', 'float32', got 'float16'"):
+        KMedoids(np.eye(3), 1, dtype="float16")
+
+
+# ------------------------------------------------------------------- graphs
+def test_from_graph_shortest_paths_directed_multigraph_and_zero_weights():
+    G = nx.Graph()
+    G.add_weighted_edges_from([("a", "b", 2.0), ("b", "c", 0.0), ("c", "d", 5.0), ("a", "d", 9.0)])
+    f = KMedoids.from_graph(G, 2)
+    D = nx.floyd_warshall_numpy(G, nodelist=list(G.nodes))
+    assert np.allclose(f.D, D) and f.D[1, 2] == 0.0
+    g = KMedoids.from_graph(G, 1, nodelist=["d", "c", "b", "a"])
+    assert g.D[0, 3] == 7.0
+    H = nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+    h = KMedoids.from_graph(H, 1, weight=None)
+    assert h.D[0, 2] == 2 and h.D[2, 0] == 1  # from 0 to 2 is two hops; 2 -> 0 is one
+    M = nx.MultiGraph()
+    M.add_edge(0, 1, weight=4.0)
+    M.add_edge(0, 1, weight=1.5)
+    M.add_edge(1, 1, weight=0.1)  # self-loop: ignored
+    assert KMedoids.from_graph(M, 1).D[0, 1] == 1.5
+
+
+@pytest.mark.parametrize("make,kw,match", [
+    (lambda: nx.Graph([(0, 1), (2, 3)]), {}, "G: the graph is not connected"),
+    (lambda: nx.DiGraph([(0, 1)]), {}, "G: the graph is not connected"),
+    (lambda: nx.Graph([(0, 1, {"weight": -1})]), {}, "weight: expected finite non-negative edge weights"),
+    (lambda: nx.Graph([(0, 1, {"weight": "far"})]), {}, "weight: edge .* non-numeric"),
+    (lambda: nx.Graph([(0, 1), (1, 2)]), {"nodelist": [0, 1]}, r"nodelist: expected every node of G once"),
+    (lambda: nx.Graph([(0, 1), (1, 2)]), {"nodelist": [0, 1, 1]}, "nodelist: expected distinct nodes"),
+    (lambda: np.eye(3), {}, "G: expected a networkx Graph"),
+])
+def test_from_graph_bad_input(make, kw, match):
+    with pytest.raises(InvalidInputError, match=match):
+        KMedoids.from_graph(make(), 1, **kw)
+
+
+# --------------------------------------------------------- oracle helpers
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 40), k=st.integers(1, 6), weighted=st.booleans())
+def test_incremental_build_is_greedy(seed, n, k, weighted):
+    """Each BUILD step takes a candidate of largest gain (ties may break either way)."""
+    rng = np.random.default_rng(seed)
+    k = min(k, n - 1)
+    f = KMedoids.from_features(rng.normal(size=(n, 3)), k, metric="euclidean",
+                               weights=rng.uniform(0.2, 2, n) if weighted else None)
+    sel = f.greedy_selection()
+    assert len(set(sel.tolist())) == k
+    d1 = None
+    for step, j in enumerate(sel):
+        cost = np.array([f.weights @ (f.D[:, c] if d1 is None else np.minimum(d1, f.D[:, c])) for c in range(n)])
+        left = np.setdiff1d(np.arange(n), sel[:step])
+        assert cost[j] <= cost[left].min() + 1e-9 * max(1.0, cost[j])
+        d1 = f.D[:, j] if d1 is None else np.minimum(d1, f.D[:, j])
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_swap_deltas_equal_the_cost_change(seed):
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(5, 25)), int(rng.integers(1, 4))
+    f = KMedoids.from_features(rng.normal(size=(n, 2)), k, metric="euclidean", weights=rng.uniform(0.5, 2, n))
+    med = rng.choice(n, size=k, replace=False)
+    s = SwapState(f.D, med, f.weights)
+    cands = np.setdiff1d(np.arange(n), med)
+    slot, delta = s.deltas(cands)
+    for c, i, d in zip(cands, slot, delta):
+        best = min(f.evaluate(np.r_[np.delete(med, t), c]) for t in range(k))
+        assert f.evaluate(np.r_[np.delete(med, i), c]) == pytest.approx(best)
+        assert d == pytest.approx(best - f.evaluate(med), abs=1e-9)
+
+
+# ------------------------------------------------------------ Benders cuts
+def _deepest(f, y, i):
+    """Brute force: max over levels L in D[i] of L - sum_j max(0, L - D[i, j]) y_j."""
+    return max(L - np.maximum(0.0, L - f.D[i, f.candidates]) @ y for L in f.D[i, f.candidates])
+
+
+@pytest.mark.parametrize("sorted_rows", [None, 0, 7])
+def test_separation_finds_the_deepest_cut_sorted_or_not(sorted_rows):
+    f = make_kmedoids(30, 4, seed=3, weighted=True)
+    m = f.linear_model(model="benders", allow_lazy=True)
+    lazy: BendersCuts = m.lazy
+    if sorted_rows is not None:  # pretend only the first rows are sorted yet
+        lazy.sorted.done = 0
+        lazy.sorted.extend()
+        lazy.sorted.done = sorted_rows
+        lazy.sort_slice = -1.0  # separate() sorts nothing more
+    rng = np.random.default_rng(0)
+    y = rng.dirichlet(np.ones(30)) * 4
+    y = np.minimum(y, 1.0)
+    x = np.zeros(m.n_cols)
+    x[lazy.y_cols] = y
+    L, act, _ = lazy.levels(y)
+    for i in range(30):
+        assert L[i] - act[i] == pytest.approx(_deepest(f, y, i), abs=1e-9)
+    cuts = lazy.separate(x)
+    A = cuts.csr(m.n_cols)
+    viol = cuts.lb - A @ x
+    assert cuts.n_rows == 30 and np.all(viol > 0)  # theta = 0 violates every deepest cut
+    assert np.allclose(viol, [_deepest(f, y, i) for i in range(30)])
+
+
+def test_benders_model_shares_the_distance_matrix():
+    f = make_kmedoids(200, 5, seed=1)
+    m = f.linear_model(model="benders", allow_lazy=True)
+    assert np.shares_memory(m.lazy.Dc, f.D)
+    assert m.lazy.sorted is f.sorted_candidates()  # one sorted table per instance
+    assert m.lazy.sorted.order.dtype == np.int32
+
+
+def test_separation_allocates_no_n_by_n_temporary():
+    n = 2500
+    f = make_kmedoids(n, 20, seed=2, metric="correlation", dim=30)
+    m = f.linear_model(model="benders", allow_lazy=True)
+    f.sorted_candidates()
+    rng = np.random.default_rng(1)
+    x = np.zeros(m.n_cols)
+    x[m.lazy.y_cols[rng.choice(n, size=40, replace=False)]] = 0.5  # an LP-like point: 2k half-open medoids
+    tracemalloc.start()
+    cuts = m.lazy.separate(x)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert cuts is not None and cuts.n_rows == n
+    # temporaries scale with the cuts it returns (N x walk depth), not with N x N
+    assert peak < 16 * 8 * cuts.vals.size + 4 * 2**20 and peak < 0.75 * n * n * 8, (peak, cuts.vals.size)
+
+
+# ---------------------------------------------------------- branch-and-cut
+@pytest.mark.parametrize("opts", [{}, {"in_out": 0.0, "cut_age": 0}, {"branching": "fractional", "plunge": 0.0},
+                                  {"strong": 3, "heuristic_every": 0}, {"cut_age": 1, "node_rounds": 1}])
+def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
+    rng = np.random.default_rng(5)
+    D = rng.integers(0, 40, size=(11, 11)).astype(float)
+    np.fill_diagonal(D, 0)
+    for f in (KMedoids(D, 3, weights=rng.uniform(0.5, 2, 11)), KMedoids(D, 4, candidates=[0, 2, 3, 5, 7, 8, 10])):
+        opt, _ = brute_force(f)
+        res = solve(f, "highs", model="benders", warm_start=None, time_limit=60, **opts)
+        assert res.termination == "optimal" and res.objective == pytest.approx(opt)
+        assert res.bound == pytest.approx(opt, rel=1e-6)
+
+
+def test_warm_start_is_fasterpam_and_never_beaten_by_it():
+    f = make_kmedoids(400, 12, seed=8, dim=6, metric="correlation")
+    fp = solve(f, "fasterpam", seed=0)
+    res = solve(f, "highs", time_limit=60)
+    assert res.extra["warm_start_method"] == "fasterpam" and res.extra["model_variant"] == "benders"
+    assert res.objective <= fp.objective + 1e-9 and res.termination == "optimal" and res.gap <= 1e-4
+
+
+def test_progress_lines_when_verbose(capsys):
+    f = make_kmedoids(300, 6, seed=4, metric="correlation", dim=8)
+    import benchsel.solvers.highs_backend as hb
+    from benchsel.solvers.branch_and_cut import BnCOptions
+
+    old = hb.BnCOptions
+    hb.BnCOptions = lambda **kw: BnCOptions(**{**kw, "log_every": 0.0})  # type: ignore[assignment]
+    try:
+        solve(f, "highs", time_limit=30, verbose=True)
+    finally:
+        hb.BnCOptions = old  # type: ignore[assignment]
+    assert "[benchsel] highs branch-and-cut:" in capsys.readouterr().err
+
+
+# -------------------------------------------------------------- size guards
+def test_explicit_radius_too_large_is_refused_with_its_size(monkeypatch):
+    f = make_kmedoids(300, 5, seed=0)
+    monkeypatch.setattr(KMedoids, "MAX_MODEL_BYTES", 10_000_000)
+    with pytest.raises(InvalidInputError, match=r"model: the radius model of this instance \(N = 300, 300 candidates, "
+                                                r"k = 5\) has about 88,800 columns and [\d,]+ non-zeros, "
+                                                r"about 0\.\d\d GiB"):
+        solve(f, "highs", model="radius", time_limit=10)
+    with pytest.raises(ModelTooLargeError) as e:
+        f.linear_model(model="assignment")
+    assert e.value.size["columns"] == 300 * 300 + 300 and e.value.size["bytes"] > 10_000_000
+
+
+@pytest.mark.parametrize("method", ["cpsat", "pyomo"])
+def test_auto_never_picks_a_static_model_that_does_not_fit(method, monkeypatch):
+    f = make_kmedoids(200, 4, seed=6)
+    monkeypatch.setattr(KMedoids, "MAX_MODEL_BYTES", 1_000_000)
+    opt = solve(f, "highs", time_limit=60).objective
+    res = solve(f, method, time_limit=5)
+    assert res.termination == "time_limit" and res.feasible and "model: the radius model" in res.extra["model_skipped"]
+    assert res.extra["warm_start_method"] == "fasterpam"
+    assert res.bound is not None and res.bound <= opt + 1e-6 and res.objective >= opt - 1e-9
+
+
+def test_lagrangian_bound_is_valid_and_near_the_lp_bound():
+    f = make_kmedoids(250, 6, seed=9, weighted=True, metric="correlation", dim=5)
+    res = solve(f, "highs", time_limit=60)
+    lb, lam = f.lagrangian_bound(10, incumbent=res.selection)
+    assert lb <= res.objective + 1e-6 and lam.shape == (250,)
+    assert lb >= res.extra["root_bound"] - 0.02 * abs(res.objective)
+    g = KMedoids(np.array([[0, 1, 4], [1, 0, 2], [4, 2, 0.0]]), 1)
+    assert g.quick_bound(1) <= brute_force(g)[0] + 1e-9
+
+
+# -------------------------------------------------------------- time limits
+def test_time_limit_holds_with_incumbent_and_bound_at_n_2000():
+    Y = make_benchmark_responses(60, 2000, seed=3)
+    f = KMedoids.from_features(Y.T[Y.std(axis=0) > 0], 50, metric="correlation")
+    t0 = time.perf_counter()
+    res = solve(f, "highs", time_limit=4)
+    wall = time.perf_counter() - t0
+    assert wall < 3 * 4 + 10, wall  # catches hangs; the benchmark measures 1.2 x limit + 2 s
+    assert res.feasible and res.bound is not None and res.bound <= res.objective + 1e-9
+    assert res.termination in ("time_limit", "optimal")
+
+
+def test_fasterpam_time_limit_checks_the_clock_between_passes():
+    f = make_kmedoids(1500, 30, seed=1, metric="correlation", dim=20)
+    t0 = time.perf_counter()
+    res = solve(f, "fasterpam", time_limit=0.2, init="random")
+    assert time.perf_counter() - t0 < 10 and res.feasible
+
+
+def test_benchmark_responses_generator():
+    Y = make_benchmark_responses(10, 300, n_subjects=5, seed=0)
+    assert Y.shape == (10, 300) and set(np.unique(Y)) <= {0.0, 1.0}
+    assert np.array_equal(Y, make_benchmark_responses(10, 300, n_subjects=5, seed=0))
+
+
+# ----------------------------------------------------------------- benchmark
+@needs_data
+def test_coreset_scale_script_and_suite(capsys):
+    from benchsel.benchmarks import coreset_scale
+    from benchsel.benchmarks.suites import suite_instances
+
+    assert coreset_scale.main(["--matrices", "glue_rte", "--k", "25", "--time-limit", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "glue_rte" in out and "highs N <= 2100: 1/1 proven" in out
+    specs = suite_instances("coreset-scale", DATA)
+    names = [s.name for s in specs]
+    assert "glue_rte-k10" in names and "synthetic-14000-k100" in names and len(names) == 14 * 4 + 1
+    f = next(s for s in specs if s.name == "glue_rte-k10").make()
+    assert f.k == 10 and f.n_items == 277
+
+
+def test_lagrangian_terms_sorted_equal_dense():
+    from benchsel.formulations.kmedoids import _LagrangeTerms
+
+    f = make_kmedoids(200, 5, seed=2, weighted=True, metric="correlation", dim=5)
+    Dc, w, rows = f._cost_matrix(), f.weights, f.sorted_candidates()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        lam = w * rng.uniform(0, 0.5, 200)
+        dense, srt = _LagrangeTerms(Dc, w, None), _LagrangeTerms(Dc, w, rows)
+        rho = dense.rho(lam)
+        assert np.allclose(rho, srt.rho(lam))
+        S = np.argsort(rho)[:5]
+        assert np.array_equal(dense.served(lam, S), srt.served(lam, S))
+
+
+def test_lagrangian_warm_start_of_the_root_and_its_bound(monkeypatch):
+    f = make_kmedoids(300, 6, seed=3, metric="correlation", dim=6)
+    plain = solve(f, "highs", time_limit=60)
+    assert plain.extra["initial_rows"] == 0  # a small instance: the plain cut loop
+    monkeypatch.setattr(BendersCuts, "INITIAL_ROWS_MIN", 0)  # as on a large instance
+    res = solve(f, "highs", time_limit=60)
+    assert res.extra["initial_rows"] == 300 and res.termination == "optimal"
+    assert res.objective == pytest.approx(plain.objective)
+    m = f.linear_model(model="benders", allow_lazy=True)
+    m.lazy.initial_rows(1.0, res.selection)
+    assert m.lazy.initial_bound <= res.objective + 1e-9
