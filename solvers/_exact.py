@@ -170,6 +170,10 @@ def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[n
         out = get_method(name).run(f, time_limit=lim, seed=seed)
         sel = None if out.selection is None else np.asarray(out.selection)
         if sel is not None and sel.size and f.is_feasible(sel):
+            if Termination(out.termination) == Termination.TIME_LIMIT:  # cut short: it may trail the cheap start
+                init = f.initial_selection()
+                if init is not None and f.is_feasible(init) and _sign(f) * (f.evaluate(init) - f.evaluate(sel)) < 0:
+                    return f.as_selection(init), "initial_selection"
             return f.as_selection(sel), name
     sel = f.initial_selection()
     return (None if sel is None else f.as_selection(sel)), "initial_selection"

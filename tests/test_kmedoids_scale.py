@@ -210,7 +210,7 @@ def test_warm_start_is_fasterpam_and_never_beaten_by_it():
     f = make_kmedoids(400, 12, seed=8, dim=6, metric="correlation")
     fp = solve(f, "fasterpam", seed=0)
     res = solve(f, "highs", time_limit=60)
-    assert res.extra["warm_start_method"] == "fasterpam" and res.extra["model_variant"] == "benders"
+    assert res.extra["warm_start_source"] == "fasterpam" and res.extra["model_variant"] == "benders"
     assert res.objective <= fp.objective + 1e-9 and res.termination == "optimal" and res.gap <= 1e-4
 
 
@@ -248,7 +248,7 @@ def test_auto_never_picks_a_static_model_that_does_not_fit(method, monkeypatch):
     opt = solve(f, "highs", time_limit=60).objective
     res = solve(f, method, time_limit=5)
     assert res.termination == "time_limit" and res.feasible and "model: the radius model" in res.extra["model_skipped"]
-    assert res.extra["warm_start_method"] == "fasterpam"
+    assert res.extra["warm_start_source"] == "fasterpam"
     assert res.bound is not None and res.bound <= opt + 1e-6 and res.objective >= opt - 1e-9
 
 

@@ -66,7 +66,8 @@ def test_incumbent_is_the_warm_start_when_the_solver_has_none():
     res = solve(f, "pyomo", time_limit=0.5)
     assert res.termination == "time_limit" and res.feasible
     assert res.extra["incumbent"] == "warm_start"
-    assert res.objective == pytest.approx(f.evaluate(f.initial_selection()))
+    assert res.objective == pytest.approx(res.extra["warm_start_objective"])
+    assert res.objective <= f.evaluate(f.initial_selection()) + 1e-9  # a cut-short heuristic never trails it
 
 
 def test_positional_warm_starts_are_feasible():
