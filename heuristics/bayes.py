@@ -581,42 +581,14 @@ def smc_search(data: BatchData, rng: np.random.Generator, *, n_particles: int = 
 
 
 def greedy_search(data: BatchData) -> tuple[np.ndarray, float]:
-    """Add the bucket (item) with the largest increase of ``beta`` ``k`` times.
-
-    The increase of adding bucket ``c`` to ``A`` is
-    ``(v_c - m_c^T M^{-1} a)^2 / (N^2 (Sigma_U[c, c] - m_c^T M^{-1} m_c))``
-    (Schur complement), with ``m_c = Sigma_U[A, c]``.
+    """Add the bucket (item) with the largest increase of ``beta`` ``k`` times (:meth:`BatchData.greedy`).
 
     Returns
     -------
     buckets : ndarray of int64, shape (k,)
     value : float
     """
-    d = data
-    sel: list[int] = []
-    cnt = np.zeros(d.n_buckets, dtype=np.int64)
-    diag = np.diag(d.S) + d.noise
-    value = 0.0
-    for _ in range(d.k):
-        cands = np.flatnonzero(cnt < d.avail)
-        if sel:
-            b = np.asarray(sel)
-            M = d.S[np.ix_(b, b)] + np.diag(d.noise[b])
-            Minv = np.linalg.inv(M)
-            a = d.v[b]
-            mc = d.S[np.ix_(cands, b)]  # (P, t); an extra copy of a bucket in A still has its own noise
-            t1 = mc @ Minv
-            schur = diag[cands] - np.einsum("ij,ij->i", t1, mc)
-            num = (d.v[cands] - t1 @ a) ** 2
-            inc = num / np.maximum(schur, 1e-300)
-        else:
-            inc = d.v[cands] ** 2 / diag[cands]
-        j = int(np.argmax(inc))
-        sel.append(int(cands[j]))
-        cnt[cands[j]] += 1
-        value += float(inc[j]) / d.N ** 2
-    b = np.asarray(sel, dtype=np.int64)
-    return b, d.value(b)
+    return data.greedy()
 
 
 # =============================================================== exhaustive

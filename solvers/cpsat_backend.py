@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining
+from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, refuse_quadratic, remaining
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel
 from .options import Option
@@ -154,6 +154,7 @@ def _row_scales(A: sp.csr_array, lb: np.ndarray, ub: np.ndarray, digits: int, ma
 def scale_model(model: LinearModel, *, digits: int = 9, continuous_resolution: float = 1e-6,
                 max_denominator: int = 10**6) -> ScaledModel:
     """Integer-scale ``model`` for CP-SAT (see the module docstring)."""
+    refuse_quadratic(model, "CP-SAT")  # CP-SAT takes linear integer models only
     cont = ~model.integrality & ~model.implied_integer
     sigma = np.where(cont, 1.0 / continuous_resolution, 1.0)
     lo = model.col_lb * sigma

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, remaining, true_key
+from ._exact import COMMON_OPTIONS, formulation_bound, linear_acceptor, prepare, refuse_quadratic, remaining, true_key
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel, RowBlock
 from .options import Option
@@ -72,6 +72,7 @@ def _status_map(hp) -> dict[Any, Termination]:
 
 
 def _pass_model(h, hp, model: LinearModel) -> None:
+    refuse_quadratic(model, "HiGHS")  # HiGHS solves no mixed-integer QP
     lp = hp.HighsLp()
     lp.num_col_ = model.n_cols
     lp.num_row_ = model.n_rows

@@ -296,12 +296,46 @@ def test_bad_input(kwargs, match):
 def test_linear_backends_refuse_with_reason():
     f, _, _ = _instance(0)
     assert set(available_methods(f)) >= {"exhaustive", "smc", "greedy", "random"}
-    for m in ("highs", "pyomo", "cpsat"):
-        with pytest.raises(MethodNotApplicableError, match="HiGHS and CP-SAT take no quadratic integer model") as e:
+    for m in ("highs", "cpsat"):
+        with pytest.raises(MethodNotApplicableError, match="stated with a quadratic objective") as e:
             solve(f, m)
-        assert "ratio of quadratic forms" in str(e.value) and "l0-constrained QP" in str(e.value)
-    with pytest.raises(Exception, match="no mixed-integer linear statement"):
-        f.linear_model()
+        assert "reads mixed-integer linear models only; backends that take it" in str(e.value)
+    assert not f.is_linear and f.quadratic_statement and "l0-constrained QP" in f.not_linear_reason
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_miqp_statement_minimum_over_w_is_minus_beta(seed):
+    """For a fixed support, the program's minimum over w is -beta(A), and that w is within the bounds."""
+    f, _, _ = _instance(seed, N=16, Kr=2 + seed % 2, binary=seed % 2 == 0, k=3, n_coreset=3)
+    m = f.linear_model()
+    assert m.is_quadratic and m.objective_sign == -1 and m.meta["variant"] == "miqp-counts"
+    z, w, g = (m.col_block(n) for n in ("z", "w", "g"))
+    Q = m.Q.toarray()
+    assert np.count_nonzero(Q - np.diag(np.diag(Q))) == 0  # diagonal: perspective-ready squares
+    rng = np.random.default_rng(seed)
+    items = m.selection_items
+    for _ in range(5):
+        # a support of k copies taken in order within their buckets (the order rows)
+        buckets = f.data.to_buckets(items)
+        chosen = []
+        for b in rng.permutation(np.unique(buckets)):
+            take = np.flatnonzero(buckets == b)[: rng.integers(1, 3)]
+            chosen.extend(take.tolist())
+            if len(chosen) >= f.k:
+                break
+        chosen = np.asarray(chosen[: f.k])
+        sel = np.sort(items[chosen])
+        S = f.sigma_U(sel)
+        wA = np.linalg.solve(S, f.v(sel)) / f.n_items  # the optimal weights of the support
+        x = np.zeros(m.n_cols)
+        by_item = chosen[np.argsort(items[chosen])]
+        x[z.start + by_item] = 1.0
+        x[w.start + by_item] = wA
+        # g from the factor rows g - G H^T w = 0
+        F = m.A[m.row_block("factor").start:m.row_block("factor").stop]
+        x[g.start:g.stop] = -(F[:, :g.start] @ x[:g.start])
+        assert m.max_violation(x) < 1e-7
+        assert m.objective_value(x) == pytest.approx(f.evaluate(sel), rel=1e-8)
 
 
 # =================================================================== methods
