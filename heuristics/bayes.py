@@ -498,12 +498,55 @@ def smc_search(data: BatchData, rng: np.random.Generator, *, n_particles: int = 
         ``start_values`` (best value per warm-start kind).
     """
     k = data.k
-    starts = tuple(starts)
-    for s in starts:
-        if s not in ("lars", "dpp", "kmeans"):
-            raise InvalidInputError(f"starts: expected a subset of 'lars', 'dpp', 'kmeans', got {s!r}")
+    starts = _check_starts(starts)
     if n_mutations is None:
         n_mutations = max(1, math.ceil(k / 3))
+    pop, kinds = _initial_population(data, rng, n_particles, starts, dpp_exact_max, dpp_mcmc_steps)
+    states = [SwapState(data, b) for b in pop]
+    start_values: dict[str, float] = {}
+    for st, kind in zip(states, kinds):
+        start_values[kind] = max(start_values.get(kind, -np.inf), st.value)
+    at_opt = [False] * len(states)
+    best_b = states[int(np.argmax([st.value for st in states]))].b.copy()
+    best_v = max(st.value for st in states)
+    swaps = 0
+    stall = 0
+    stopped = "iteration_limit"
+    gen = 0
+    for gen in range(1, n_generations + 1):
+        swaps += _improve(states, at_opt, rng, max_swaps, clock)
+        vals = np.array([st.value for st in states])
+        j = int(np.argmax(vals))
+        if vals[j] > best_v * (1.0 + 1e-12):
+            best_v, best_b = float(vals[j]), states[j].b.copy()
+            stall = 0
+        else:
+            stall += 1
+        progress(verbose, f"smc generation {gen}: best beta {best_v:.6g}, population mean {vals.mean():.6g}")
+        if clock is not None and clock.expired():
+            stopped = "time_limit"
+            break
+        if stall >= patience:
+            stopped = "converged"
+            break
+        if gen == n_generations:
+            break
+        states, at_opt = _move(data, states, vals, best_b, rng, temperature, n_mutations)
+    return best_b, best_v, {"generations": gen, "swaps": swaps, "stopped": stopped, "start_values": start_values}
+
+
+def _check_starts(starts: Iterable[str]) -> tuple[str, ...]:
+    out = tuple(starts)
+    for s in out:
+        if s not in ("lars", "dpp", "kmeans"):
+            raise InvalidInputError(f"starts: expected a subset of 'lars', 'dpp', 'kmeans', got {s!r}")
+    return out
+
+
+def _initial_population(data: BatchData, rng: np.random.Generator, n_particles: int, starts: tuple[str, ...],
+                        dpp_exact_max: int, dpp_mcmc_steps: int | None) -> tuple[list[np.ndarray], list[str]]:
+    """SMC step 1: batches (compact bucket ids) from the warm starts, topped up at random; and their kinds."""
+    k = data.k
     pop: list[np.ndarray] = []
     kinds: list[str] = []
     if "lars" in starts:
@@ -532,52 +575,35 @@ def smc_search(data: BatchData, rng: np.random.Generator, *, n_particles: int = 
     while len(pop) < max(n_particles, 1):
         pop.append(_random_bucket_batch(data, k, rng))
         kinds.append("random")
-    states = [SwapState(data, b) for b in pop]
-    start_values: dict[str, float] = {}
-    for s, kind in zip(states, kinds):
-        start_values[kind] = max(start_values.get(kind, -np.inf), s.value)
-    at_opt = [False] * len(states)
-    best_b = states[int(np.argmax([s.value for s in states]))].b.copy()
-    best_v = max(s.value for s in states)
+    return pop, kinds
+
+
+def _improve(states: list[SwapState], at_opt: list[bool], rng: np.random.Generator, max_swaps: int | None,
+             clock: Clock | None) -> int:
+    """SMC step 2a: single-swap local search on every particle not yet at a local optimum; returns the swaps."""
     swaps = 0
-    stall = 0
-    stopped = "iteration_limit"
-    gen = 0
-    for gen in range(1, n_generations + 1):
-        for i, st in enumerate(states):
-            if at_opt[i]:
-                continue
-            n_sw, opt = local_search(st, rng, max_swaps=max_swaps, clock=clock)
-            swaps += n_sw
-            at_opt[i] = opt
-            if clock is not None and clock.expired():
-                break
-        vals = np.array([s.value for s in states])
-        j = int(np.argmax(vals))
-        if vals[j] > best_v * (1.0 + 1e-12):
-            best_v, best_b = float(vals[j]), states[j].b.copy()
-            stall = 0
-        else:
-            stall += 1
-        progress(verbose, f"smc generation {gen}: best beta {best_v:.6g}, population mean {vals.mean():.6g}")
+    for i, st in enumerate(states):
+        if at_opt[i]:
+            continue
+        n_sw, opt = local_search(st, rng, max_swaps=max_swaps, clock=clock)
+        swaps += n_sw
+        at_opt[i] = opt
         if clock is not None and clock.expired():
-            stopped = "time_limit"
             break
-        if stall >= patience:
-            stopped = "converged"
-            break
-        if gen == n_generations:
-            break
-        idx = _resample(_fitness(vals, temperature), len(states), rng)
-        # move step: every resampled particle is perturbed by random swaps, except one copy of the best
-        new_states, new_opt = [SwapState(data, best_b)], [True]
-        for i in idx[1:]:
-            st = SwapState(data, states[int(i)].b)
-            _mutate(st, n_mutations, rng)
-            new_states.append(st)
-            new_opt.append(False)
-        states, at_opt = new_states, new_opt
-    return best_b, best_v, {"generations": gen, "swaps": swaps, "stopped": stopped, "start_values": start_values}
+    return swaps
+
+
+def _move(data: BatchData, states: list[SwapState], vals: np.ndarray, best_b: np.ndarray, rng: np.random.Generator,
+          temperature: float | None, n_mutations: int) -> tuple[list[SwapState], list[bool]]:
+    """SMC step 2b: resample by fitness; one slot keeps the best batch, the others are perturbed by random swaps."""
+    idx = _resample(_fitness(vals, temperature), len(states), rng)
+    new_states, new_opt = [SwapState(data, best_b)], [True]
+    for i in idx[1:]:
+        st = SwapState(data, states[int(i)].b)
+        _mutate(st, n_mutations, rng)
+        new_states.append(st)
+        new_opt.append(False)
+    return new_states, new_opt
 
 
 def greedy_search(data: BatchData) -> tuple[np.ndarray, float]:
