@@ -49,6 +49,9 @@ __all__ = [
     "BatchInformationGain",
     "KERNELS",
     "Z975",
+    "posterior_var_R",
+    "unified_estimate",
+    "item_gains",
     "HYPER_LOWER",
     "HYPER_UPPER",
 ]
@@ -431,8 +434,7 @@ class BayesModel:
         counts : ndarray, shape (B,)
             ``n_b``.
         """
-        r = (self.buckets.sizes - counts).astype(float)
-        return max(float(r @ (self.noise + cov_r)) / self.N ** 2, 0.0)
+        return posterior_var_R(self.buckets.sizes, counts, self.noise, cov_r)
 
     def estimate(self, mean_post: np.ndarray, counts: np.ndarray, total: float, n: int, N0: int = 10) -> float:
         """The unified estimator ``Rhat = w sum_{i in C} s_i + sum_b (N_b/N - n_b w) mu|C[b]``.
@@ -450,8 +452,7 @@ class BayesModel:
             ``|C|``.
         N0 : int
         """
-        w = 1.0 / self.N if (self.buckets.unique_regime(N0) or n == 0) else 1.0 / n
-        return float(w * total + (self.buckets.sizes / self.N - counts * w) @ mean_post)
+        return unified_estimate(self.buckets.sizes, counts, mean_post, total, n, self.buckets.unique_regime(N0))
 
     def mean_R(self, mean_post: np.ndarray, counts: np.ndarray, total: float) -> float:
         """Posterior mean ``E[R | C] = (1/N)(sum_C s_i + sum_b (N_b - n_b) mu|C[b])``."""
@@ -463,15 +464,73 @@ class BayesModel:
         ``-1/2 log(1 - ((Sigma|C r)_b + sigma^2 N_b)^2 / (N^2 Var(R|C) (Sigma|C[b,b] + sigma^2 N_b)))``;
         ``-inf`` for buckets without unevaluated items.
         """
-        var = self.var_R(cov_r, counts)
-        num = (cov_r + self.noise) ** 2
-        den = self.N ** 2 * var * (np.maximum(cov_diag, 0.0) + self.noise)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(den > 0, num / den, 0.0)
-        ratio = np.clip(ratio, 0.0, 1.0 - 1e-15)
-        g = -0.5 * np.log1p(-ratio)
-        g[counts >= self.buckets.sizes] = -np.inf
-        return g
+        return item_gains(self.buckets.sizes, counts, self.noise, cov_r, cov_diag)
+
+
+def posterior_var_R(sizes: np.ndarray, counts: np.ndarray, noise: np.ndarray, cov_r: np.ndarray) -> float:
+    """``Var(R | C) = (1/N^2) sum_b r_b (noise_b + (Sigma|C r)_b)`` with ``r = sizes - counts``, ``N = sum(sizes)``.
+
+    Parameters
+    ----------
+    sizes, counts : ndarray of int, shape (B,)
+        ``N_b`` and ``n_b``.
+    noise : ndarray, shape (B,)
+        Item noise variance of each bucket, ``sigma^2 N_b``.
+    cov_r : ndarray, shape (B,)
+        ``Sigma|C @ r``.
+    """
+    r = (sizes - counts).astype(float)
+    N = float(np.sum(sizes))
+    return max(float(r @ (noise + cov_r)) / N ** 2, 0.0)
+
+
+def unified_estimate(sizes: np.ndarray, counts: np.ndarray, mean_post: np.ndarray, total: float, n: int,
+                     unique: bool) -> float:
+    """``Rhat = w sum_C s_i + sum_b (N_b/N - n_b w) mu|C[b]``, ``w = 1/N`` if ``unique`` or ``n = 0``, else ``1/n``.
+
+    Parameters
+    ----------
+    sizes, counts : ndarray of int, shape (B,)
+    mean_post : ndarray, shape (B,)
+        Posterior mean of the bucket abilities.
+    total : float
+        Sum of the observed scores.
+    n : int
+        Number of observed items.
+    unique : bool
+        The unique regime ``B >= N - N0``.
+    """
+    N = float(np.sum(sizes))
+    w = 1.0 / N if (unique or n == 0) else 1.0 / n
+    return float(w * total + (sizes / N - counts * w) @ mean_post)
+
+
+def item_gains(sizes: np.ndarray, counts: np.ndarray, noise: np.ndarray, cov_r: np.ndarray,
+               cov_diag: np.ndarray) -> np.ndarray:
+    """Single-item information gain about ``R`` of an item of each bucket, shape (B,) (``-inf``: none left).
+
+    ``-1/2 log(1 - ((Sigma|C r)_b + noise_b)^2 / (N^2 Var(R|C) (Sigma|C[b,b] + noise_b)))``.
+
+    Parameters
+    ----------
+    sizes, counts : ndarray of int, shape (B,)
+    noise : ndarray, shape (B,)
+        ``sigma^2 N_b``.
+    cov_r : ndarray, shape (B,)
+        ``Sigma|C @ r``.
+    cov_diag : ndarray, shape (B,)
+        ``diag(Sigma|C)``.
+    """
+    var = posterior_var_R(sizes, counts, noise, cov_r)
+    N = float(np.sum(sizes))
+    num = (cov_r + noise) ** 2
+    den = N ** 2 * var * (np.maximum(cov_diag, 0.0) + noise)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(den > 0, num / den, 0.0)
+    ratio = np.clip(ratio, 0.0, 1.0 - 1e-15)
+    g = -0.5 * np.log1p(-ratio)
+    g[counts >= sizes] = -np.inf
+    return g
 
 
 # ============================================================ sequential form

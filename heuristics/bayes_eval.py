@@ -124,23 +124,26 @@ def stopping_point(estimates: Any, widths: Any, eps1: float, eps2: float, W: int
     return int(hit[0]) + W if hit.size else None
 
 
-def _target(target: Any, N: int) -> tuple[Callable[[int], float], np.ndarray | None]:
+def _target(target: Any, N: int, name: str = "target") -> tuple[Callable[[int], float], np.ndarray | None]:
+    """``score(item)`` for an array of ``N`` finite scores or a callable oracle (checked on every call)."""
     if callable(target):
         def score(i: int) -> float:
             v = target(int(i))
             try:
                 v = float(v)
             except (TypeError, ValueError):
-                raise InvalidInputError(f"target: expected the callable to return a number, got {type(v).__name__} for item {i}") from None
+                raise InvalidInputError(
+                    f"{name}: expected the callable to return a number, got {type(v).__name__} for item {i}"
+                ) from None
             if not math.isfinite(v):
-                raise InvalidInputError(f"target: expected a finite score, got {v} for item {i}")
+                raise InvalidInputError(f"{name}: expected a finite score, got {v} for item {i}")
             return v
         return score, None
-    t = as_array(target, "target", ndim=1, shape_doc=f"(N,) = ({N},)")
+    t = as_array(target, name, ndim=1, shape_doc=f"(N,) = ({N},)")
     if t.size != N:
         raise InvalidInputError(
-            f"target: reference and target item counts differ: reference_scores has N = {N} items, "
-            f"target has {t.size}"
+            f"{name}: reference and target item counts differ: reference_scores has N = {N} items, "
+            f"{name} has {t.size}"
         )
     return (lambda i: float(t[i])), t
 
