@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
@@ -40,20 +41,20 @@ from benchsel.solvers.validation import as_array, check_choice, check_float, che
 from .base import Check, Formulation
 
 __all__ = [
-    "Buckets",
-    "bucketize",
-    "BayesModel",
-    "PosteriorSummary",
-    "SequentialPosterior",
-    "BatchData",
-    "BatchInformationGain",
-    "KERNELS",
-    "Z975",
-    "posterior_var_R",
-    "unified_estimate",
-    "item_gains",
     "HYPER_LOWER",
     "HYPER_UPPER",
+    "KERNELS",
+    "Z975",
+    "BatchData",
+    "BatchInformationGain",
+    "BayesModel",
+    "Buckets",
+    "PosteriorSummary",
+    "SequentialPosterior",
+    "bucketize",
+    "item_gains",
+    "posterior_var_R",
+    "unified_estimate",
 ]
 
 #: Standard normal 97.5 % quantile (the 95 % credible interval is +- Z975 sd).
@@ -399,7 +400,9 @@ class BayesModel:
                                                 "starts": len(starts)}
 
         def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            v, g = self.nll(math.exp(x[0]), math.exp(x[1]), C, s, form=form, gradient=True)
+            out = self.nll(math.exp(x[0]), math.exp(x[1]), C, s, form=form, gradient=True)
+            assert isinstance(out, tuple)
+            v, g = out
             if not np.isfinite(v):
                 return 1e300, np.zeros(2)
             return v, g
@@ -817,8 +820,8 @@ class BatchData:
         return int(self.avail.size)
 
     @classmethod
-    def from_posterior(cls, model: "BayesModel", cov: np.ndarray, counts: np.ndarray, evaluated: np.ndarray,
-                       k: int) -> "BatchData":
+    def from_posterior(cls, model: BayesModel, cov: np.ndarray, counts: np.ndarray, evaluated: np.ndarray,
+                       k: int) -> BatchData:
         """Build from a posterior ``Sigma|C`` (shape (B, B)), counts ``n_b`` and the evaluated items.
 
         Parameters
@@ -992,7 +995,9 @@ class BatchInformationGain(Formulation):
         order_in = raw.astype(np.int64) if raw.size else np.zeros(0, dtype=np.int64)
         C = check_selection(raw, N, "coreset")
         if C.size >= N:
-            raise InvalidInputError(f"coreset: expected fewer than N = {N} items (some must remain unevaluated), got {C.size}")
+            raise InvalidInputError(
+                f"coreset: expected fewer than N = {N} items (some must remain unevaluated), got {C.size}"
+            )
         self._C = C
         self._C.setflags(write=False)
         if observed is None:
@@ -1124,7 +1129,7 @@ class BatchInformationGain(Formulation):
         return self.data.to_items(self.data.greedy()[0])
 
     # ------------------------------------------------------ quadratic model
-    def linear_model(self, *, allow_lazy: bool = False) -> LinearModel:
+    def linear_model(self, *, allow_lazy: bool = False, **options: Any) -> LinearModel:
         """The batch problem as a mixed-integer quadratic program (count-vector form).
 
         Items of one bucket are interchangeable, so each live bucket ``b`` keeps
@@ -1158,6 +1163,8 @@ class BatchInformationGain(Formulation):
         ----------
         allow_lazy : bool
             Ignored (the statement has no lazy rows).
+        **options
+            None are defined (``model_options`` is empty); any is refused.
 
         Returns
         -------
@@ -1166,6 +1173,7 @@ class BatchInformationGain(Formulation):
             ``card``, ``order``, ``on_upper``, ``on_lower``, ``factor``;
             ``Q`` diagonal.
         """
+        self.check_model_options(options)
         d = self.data
         Bu, k, N = d.n_buckets, d.k, d.N
         copies = np.minimum(d.avail, k)
@@ -1230,7 +1238,7 @@ class BatchInformationGain(Formulation):
         return out
 
     @classmethod
-    def conformance_instances(cls, seed: int = 0) -> list["BatchInformationGain"]:
+    def conformance_instances(cls, seed: int = 0) -> list[Formulation]:
         rng = np.random.default_rng(seed)
         Rb = rng.integers(0, 2, size=(3, 11)).astype(float)  # 3 binary references: repeated buckets
         Rc = rng.uniform(size=(4, 9))

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -34,15 +35,15 @@ from ._common import Clock, output, progress
 
 __all__ = [
     "SwapState",
-    "local_search",
-    "lars_start",
-    "kdpp_sample",
-    "kdpp_mcmc",
-    "kmeans_starts",
-    "smc_search",
-    "greedy_search",
-    "exhaustive_search",
     "count_vectors",
+    "exhaustive_search",
+    "greedy_search",
+    "kdpp_mcmc",
+    "kdpp_sample",
+    "kmeans_starts",
+    "lars_start",
+    "local_search",
+    "smc_search",
 ]
 
 
@@ -120,7 +121,7 @@ class SwapState:
         if cands.size == 0:
             return np.zeros(0)
         d = self.data
-        u2, P1, P2, Q11, Q12, Q21, Q22 = self._parts(m, cands)
+        u2, P1, _P2, Q11, Q12, Q21, Q22 = self._parts(m, cands)
         da = d.v[cands] - self.a[m]  # a' = a + da e_m
         xp = self.x[None, :] + da[:, None] * P1[None, :]  # x' = M^{-1} a'   (P, k)
         y1 = np.einsum("ij,ij->i", u2, xp)
@@ -144,7 +145,7 @@ class SwapState:
     def apply(self, m: int, c: int) -> None:
         """Swap position ``m`` to bucket ``c``; ``M^{-1}`` by the rank-2 Woodbury step."""
         c = int(c)
-        u2, P1, P2, Q11, Q12, Q21, Q22 = self._parts(m, np.array([c]))
+        _u2, P1, P2, Q11, Q12, Q21, Q22 = self._parts(m, np.array([c]))
         IQ = np.array([[1.0 + Q11[0], Q12[0]], [Q21[0], 1.0 + Q22[0]]])
         Pm = np.column_stack([P1, P2[0]])  # M^{-1} U
         VtMinv = np.vstack([P2[0], P1])  # V^T M^{-1}
@@ -671,8 +672,9 @@ def exhaustive_search(data: BatchData, *, mode: str = "auto", max_candidates: in
     n_cand = n_counts if mode == "counts" else n_items
     if n_cand > max_candidates:
         raise InvalidInputError(
-            f"max_candidates: exhaustive search would enumerate {n_cand} {'count vectors' if mode == 'counts' else 'item sets'} "
-            f"(|U| = {data.items.size}, {data.n_buckets} buckets, k = {k}), more than max_candidates = {max_candidates}; "
+            f"max_candidates: exhaustive search would enumerate {n_cand} "
+            f"{'count vectors' if mode == 'counts' else 'item sets'} (|U| = {data.items.size}, {data.n_buckets} "
+            f"buckets, k = {k}), more than max_candidates = {max_candidates}; "
             "raise max_candidates or use 'smc'"
         )
     if mode == "items":
@@ -722,7 +724,8 @@ def run_exhaustive(f: BatchInformationGain, *, time_limit: float | None, seed: i
                    max_candidates: int, verbose: bool):
     clock = Clock(time_limit)
     b, v, info = exhaustive_search(f.data, mode=mode, max_candidates=max_candidates, clock=clock)
-    progress(verbose, f"exhaustive ({info['mode']}): {info['evaluated']}/{info['n_candidates']} evaluated, best {v:.6g}")
+    progress(verbose,
+             f"exhaustive ({info['mode']}): {info['evaluated']}/{info['n_candidates']} evaluated, best {v:.6g}")
     sel = f.data.to_items(b)
     term = Termination.OPTIMAL if info["complete"] else Termination.TIME_LIMIT
     return MethodOutput(selection=sel, termination=term, bound=v if info["complete"] else None,
@@ -756,7 +759,7 @@ def run_smc(f: BatchInformationGain, *, time_limit: float | None, seed: int | No
     starts = (starts,) if isinstance(starts, str) else tuple(starts)
     rng = check_rng(seed)
     clock = Clock(time_limit)
-    b, v, info = smc_search(f.data, rng, n_particles=n_particles, n_generations=n_generations, patience=patience,
+    b, _v, info = smc_search(f.data, rng, n_particles=n_particles, n_generations=n_generations, patience=patience,
                             starts=starts, n_mutations=n_mutations, max_swaps=max_swaps, dpp_exact_max=dpp_exact_max,
                             dpp_mcmc_steps=dpp_mcmc_steps, temperature=temperature, clock=clock, verbose=verbose)
     stopped = {"converged": Termination.CONVERGED, "iteration_limit": Termination.ITERATION_LIMIT,

@@ -27,8 +27,9 @@ float`` that evaluates the model on demand.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -40,12 +41,12 @@ from ._common import progress
 from .bayes import exhaustive_search, greedy_search, smc_search
 
 __all__ = [
+    "BayesianRidge",
     "EvaluationResult",
-    "stopping_point",
+    "bayes_aipw_evaluate",
     "bayesame_evaluate",
     "rs_mean_evaluate",
-    "bayes_aipw_evaluate",
-    "BayesianRidge",
+    "stopping_point",
 ]
 
 
@@ -434,7 +435,9 @@ def rs_mean_evaluate(target: Any, *, n_items: int | None = None, eps1: float = 0
         if N < 0:
             raise InvalidInputError(f"target: expected an array of shape (N,), got shape {np.shape(target)}")
         if n_items is not None and n_items != N:
-            raise InvalidInputError(f"target: reference and target item counts differ: n_items = {n_items}, target has {N}")
+            raise InvalidInputError(
+                f"target: reference and target item counts differ: n_items = {n_items}, target has {N}"
+            )
     score, _ = _target(target, N)
     eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
     rng = check_rng(seed)

@@ -531,7 +531,7 @@ class _MultiTargetRun:
         t_obs, b_obs, s_obs = (np.asarray(v) for v in (self.t_obs, self.b_obs, self.s_obs))
         m = t_obs.size
         sub = self._fit_subset(np.asarray(self.i_obs), cfg.fit_max_obs)
-        steps = max(cfg.min_fit_steps, int(round(cfg.fit_steps / (1 + len(self.fits)))))
+        steps = max(cfg.min_fit_steps, round(cfg.fit_steps / (1 + len(self.fits))))
         L, Kt = cfg.L, cfg.Kt
         Kr = cfg.R.shape[0]
         ub, pos = np.unique(b_obs[sub], return_inverse=True)
@@ -773,7 +773,7 @@ def _blas_limit(threads: int | None) -> Iterator[None]:
         yield
         return
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # optional (scikit-learn installs it)
     except ImportError:
         yield
         return

@@ -115,7 +115,7 @@ def register_method(
     kind: str,
     accepts: Acceptor | type | tuple[type, ...],
     description: str = "",
-    options: Iterable[str] = (),
+    options: Iterable[Option | str] = (),
     replace: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering ``run`` under ``name``.

@@ -45,22 +45,34 @@ relative for the tolerance) of SCIP's bound; otherwise the termination is
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ._exact import COMMON_OPTIONS, formulation_bound, module_available, prepare, quadratic_acceptor, remaining, true_key
+from ._exact import (
+    COMMON_OPTIONS,
+    formulation_bound,
+    module_available,
+    prepare,
+    quadratic_acceptor,
+    remaining,
+    true_key,
+)
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel, RowBlock
 from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
 
-__all__ = ["solve_model_scip", "scip_available"]
+__all__ = ["scip_available", "solve_model_scip"]
 
 SCIP_OPTIONS = (
     *COMMON_OPTIONS,
@@ -71,7 +83,8 @@ SCIP_OPTIONS = (
     Option("separate_fractional", True, "bool", doc="separate lazy rows at fractional LP solutions too"),
 )
 
-_INSTALL = "method 'scip' needs the package 'pyscipopt' (SCIP's Python interface): pip install pyscipopt, or benchsel[scip]"
+_INSTALL = ("method 'scip' needs the package 'pyscipopt' (SCIP's Python interface): pip install pyscipopt, "
+            "or benchsel[scip]")
 
 #: Extra relative slack allowed when checking a quadratic model's optimality claim (SCIP's tolerances).
 QUADRATIC_CLAIM_SLACK = 1e-6
@@ -109,6 +122,28 @@ _STATUS = {
     "memlimit": Termination.ERROR,
     "restartlimit": Termination.ITERATION_LIMIT,
 }
+
+
+@contextlib.contextmanager
+def _quiet_stderr(quiet: bool) -> Iterator[None]:
+    """Silence C-level stderr (SoPlex prints tolerance notices there, past SCIP's message handler)."""
+    if not quiet:
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:  # no file descriptors to juggle (embedded interpreters)
+        yield
+        return
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _bound(v: float) -> float | None:
@@ -160,11 +195,12 @@ class _Builder:
         add = m.addCons
         for r in range(A.shape[0]):
             a, b = ptr[r], ptr[r + 1]
+            lor, hir = lo[r], hi[r]
             if a == b:  # an empty row: only its bounds matter
-                if (lo[r] is not None and lo[r] > 1e-9) or (hi[r] is not None and hi[r] < -1e-9):
-                    add(ExprCons(Expr({}), lhs=lo[r], rhs=hi[r]), **kw)  # infeasible: let SCIP say so
+                if (lor is not None and lor > 1e-9) or (hir is not None and hir < -1e-9):
+                    add(ExprCons(Expr({}), lhs=lor, rhs=hir), **kw)  # infeasible: let SCIP say so
                 continue
-            add(ExprCons(Expr({T[j]: v for j, v in zip(ind[a:b], dat[a:b])}), lhs=lo[r], rhs=hi[r]), **kw)
+            add(ExprCons(Expr({T[j]: v for j, v in zip(ind[a:b], dat[a:b])}), lhs=lor, rhs=hir), **kw)
             if self.deadline is not None and r % 4096 == 4095 and time.perf_counter() > self.deadline:
                 raise _BuildTimeout
         return int(A.shape[0])
@@ -178,7 +214,7 @@ class _Builder:
         Term, Expr, ExprCons = ps.scip.Term, ps.scip.Expr, ps.scip.ExprCons
         Q = sp.csr_array(Q)
         pattern = sp.csr_array((np.ones(Q.nnz), Q.indices, Q.indptr), shape=Q.shape)
-        ncomp, label = connected_components(pattern, directed=False)
+        _ncomp, label = connected_components(pattern, directed=False)
         touched = np.flatnonzero(np.diff(Q.indptr) > 0)
         comps = np.unique(label[touched])
         U = sp.triu(Q, format="coo")
@@ -437,10 +473,11 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
     if left is not None:
         m.setParam("limits/time", float(left))
     t0 = time.perf_counter()
-    if concurrent:
-        m.solveConcurrent()
-    else:
-        m.optimize()
+    with _quiet_stderr(not verbose):
+        if concurrent:
+            m.solveConcurrent()
+        else:
+            m.optimize()
     solve_s = time.perf_counter() - t0
     status = str(m.getStatus())
     term = _STATUS.get(status, Termination.UNKNOWN)
