@@ -29,7 +29,6 @@ Run under the shared lock: ``flock /work/bench.lock python -m ...``.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import sys
 from pathlib import Path
@@ -43,6 +42,7 @@ from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
 
 from ._data import default_data_dir
+from ._rows import append_rows, read_rows
 
 CONTINUOUS_CELLS = ("20:4", "40:4", "60:4", "80:4", "120:4", "40:3", "40:5", "40:6", "40:8", "60:8")
 BINARY_CELLS = ("4:5", "4:10", "4:15", "4:20", "5:5", "5:10", "5:15", "6:5", "6:10", "6:15")
@@ -133,11 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summary", nargs="+", type=Path, default=None, help="summarise CSV files and exit")
     args = ap.parse_args(argv)
     if args.summary:
-        rows = []
-        for p in args.summary:
-            with open(p) as fh:
-                rows += list(csv.DictReader(fh))
-        print("\n".join(summarize(rows)))
+        print("\n".join(summarize(read_rows(args.summary))))
         return 0
     data = args.data_dir or default_data_dir()
     if args.family == "binary" and (data is None or not (data / "responses" / IFEVAL).is_file()):
@@ -148,13 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("\n".join(summarize(rows)))
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        new = not args.out.exists()
-        with args.out.open("a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+        append_rows(args.out, rows)
     return 0
 
 

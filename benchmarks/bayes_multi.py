@@ -42,7 +42,6 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -55,6 +54,7 @@ from benchsel.heuristics.bayes_multi import bayesame_multi_evaluate  # noqa: E40
 from benchsel.instances.responses import load_responses  # noqa: E402
 
 from ._data import default_data_dir  # noqa: E402
+from .bayes import _write_csv  # noqa: E402
 
 DATASETS = {
     "ifeval": ("benchmark_prediction/openllm_v2_ifeval.npz", "binary"),
@@ -233,14 +233,6 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
                 print(f"  {r['dataset']:9} {r['regime']:5} {r['method']:6} eps2={r['eps2']}: n = {r['mean_n']:.1f}, "
                       f"RMSE {r['rmse']:.4f}, stopped before the cap {r['stopped_before_max']:.0%}")
     return summary
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    fields = list(dict.fromkeys(k for r in rows for k in r))
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
 
 
 def _plot(summary: dict[str, Any], png: Path) -> None:

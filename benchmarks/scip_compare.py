@@ -33,7 +33,6 @@ the shared lock: ``flock /work/bench.lock python -m ...``.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 from pathlib import Path
@@ -47,6 +46,7 @@ from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
 
 from ._data import default_data_dir
+from ._rows import append_rows, read_rows
 
 METHODS = ("highs", "scip")
 CORESET_K = 50
@@ -152,11 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summary", nargs="+", type=Path, default=None, help="summarise CSV files and exit")
     args = ap.parse_args(argv)
     if args.summary:
-        rows = []
-        for p in args.summary:
-            with open(p) as fh:
-                rows += list(csv.DictReader(fh))
-        print("\n".join(summarize(rows)))
+        print("\n".join(summarize(read_rows(args.summary))))
         return 0
     data = args.data_dir or default_data_dir()
     if data is None:
@@ -166,13 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("\n".join(summarize(rows)))
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        new = not args.out.exists()
-        with args.out.open("a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+        append_rows(args.out, rows)
     return 0
 
 
