@@ -24,10 +24,12 @@ Settings: ``time_limit`` (``limits/time``, the time left after the build),
 concurrent solver, ``parallel/maxnthreads``; not with lazy rows, whose Python
 handler the concurrent copies do not carry: such a model runs on one thread
 and the result says so), ``seed`` (``randomization/randomseedshift``),
-``verbose`` (SCIP's log), ``warm_start`` (a selection: a partial solution
-SCIP completes; with lazy rows it is completed first — the model's LP with the
-selection fixed, separated until no lazy row is violated — so that SCIP gets a
-full feasible solution) and ``scip_params`` (raw SCIP parameters).
+``verbose`` (SCIP's log), ``warm_start`` (a selection; for a linear model it is
+completed first into a full solution — the model with the selection fixed,
+solved by HiGHS through ``scipy.optimize.milp`` within a fifth of the time
+limit, and with lazy rows separated until none is violated; for a quadratic
+model it is a partial solution that SCIP completes; the returned selection is
+never worse than it) and ``scip_params`` (raw SCIP parameters).
 
 On a time limit the incumbent is kept and the bound is SCIP's dual bound; a
 solution is taken only when SCIP reports one.
@@ -434,7 +436,10 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
     ws_status = None
     if warm_start is not None and np.asarray(warm_start).size:
         if not model.is_quadratic:
-            x0 = _complete(model, np.asarray(warm_start), remaining(time_limit, time.perf_counter() - t_start))
+            # at most a fifth of the time limit (30 s without one) goes to completing the warm start
+            cap = 30.0 if time_limit is None else 0.2 * time_limit
+            left = remaining(time_limit, time.perf_counter() - t_start)
+            x0 = _complete(model, np.asarray(warm_start), cap if left is None else min(cap, left))
             if x0 is not None:
                 sol = m.createSol()
                 for v, val in zip(b.vars, x0.tolist()):
