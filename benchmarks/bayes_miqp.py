@@ -122,6 +122,27 @@ def summarize(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """A Markdown table, one line per cell: |U|, k, the search space, and each method's outcome and seconds."""
+    lines = ["| family | cell | \\|U\\| | k | \\|U\\| x k | space | exhaustive | s | scip | s | scip gap |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for fam, cell in dict.fromkeys((r["family"], r["cell"]) for r in rows):
+        pr = {r["method"]: r for r in rows if r["family"] == fam and r["cell"] == cell}
+        e, s = pr.get("exhaustive"), pr.get("scip")
+        any_row = e or s
+        assert any_row is not None
+
+        def outcome(r: dict[str, Any] | None) -> list[str]:
+            if r is None:
+                return ["", ""]
+            return ["proven" if str(r["proven"]) == "True" else str(r["termination"]), f"{float(r['seconds']):.1f}"]
+
+        gap = "" if s is None or s["gap"] in ("", None) else f"{float(s['gap']):.1e}"
+        lines.append(f"| {fam} | {cell} | {any_row['U']} | {any_row['k']} | {any_row['U_times_k']} | "
+                     f"{float(any_row['space']):.3g} | " + " | ".join(outcome(e) + outcome(s)) + f" | {gap} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes_miqp",
                                  description=__doc__.split("\n\n")[0])
@@ -131,9 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None, help="CSV file (appended to when it exists)")
     ap.add_argument("--summary", nargs="+", type=Path, default=None, help="summarise CSV files and exit")
+    ap.add_argument("--markdown", action="store_true", help="with --summary: also a Markdown table per cell")
     args = ap.parse_args(argv)
     if args.summary:
-        print("\n".join(summarize(read_rows(args.summary))))
+        rows = read_rows(args.summary)
+        print("\n".join(summarize(rows)))
+        if args.markdown:
+            print("\n" + "\n".join(markdown(rows)))
         return 0
     data = args.data_dir or default_data_dir()
     if args.family == "binary" and (data is None or not (data / "responses" / IFEVAL).is_file()):

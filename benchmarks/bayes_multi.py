@@ -42,6 +42,7 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
+import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -153,6 +154,13 @@ def _ratio(rs: np.ndarray, rm: np.ndarray, init: int, n_s: int) -> float:
     return float((init + ok[0]) / n_s) if ok.size else float("inf")
 
 
+def _interval(values: np.ndarray) -> tuple[float, float]:
+    """95 % percentile interval of bootstrap values that may be ``inf`` (never reached): ``inf`` stays ``inf``."""
+    big = np.finfo(float).max
+    lo, hi = np.percentile(np.where(np.isinf(values), big, values), [2.5, 97.5], method="nearest")
+    return (math.inf if lo >= big else float(lo)), (math.inf if hi >= big else float(hi))
+
+
 def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, quiet: bool = False
            ) -> dict[str, Any]:
     summary: dict[str, Any] = {}
@@ -182,8 +190,8 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
                 br = np.array([_ratio(a, b, init, n_s) for a, b in boots])
                 rr = float(rm[n_s - init] / rs[n_s - 1])
                 brr = np.array([b[n_s - init] / a[n_s - 1] for a, b in boots])
-                lo, hi = np.percentile(br, [2.5, 97.5])
-                rlo, rhi = np.percentile(brr, [2.5, 97.5])
+                lo, hi = _interval(br)
+                rlo, rhi = _interval(brr)
                 entry["levels"][frac] = {"n_single": n_s, "rmse_single": float(rs[n_s - 1]),
                                          "rmse_multi": float(rm[n_s - init]), "item_ratio": ratio,
                                          "item_ratio_ci": (float(lo), float(hi)), "rmse_ratio": rr,

@@ -140,6 +140,28 @@ def summarize(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """A Markdown table, one line per instance: N, k, and each method's termination and seconds."""
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    head = "| part | instance | N | k | " + " | ".join(f"{m} (s) | {m} proven" for m in methods) + " | same objective |"
+    lines = [head, "|" + "---|" * (5 + 2 * len(methods))]
+    for part, name in dict.fromkeys((r["part"], r["instance"]) for r in rows):
+        pr = {r["method"]: r for r in rows if r["part"] == part and r["instance"] == name}
+        cells = []
+        for m in methods:
+            r = pr.get(m)
+            if r is None:
+                cells += ["", ""]
+            else:
+                cells += [f"{float(r['seconds']):.2f}", "yes" if str(r["proven"]) == "True" else str(r["termination"])]
+        objs = [float(r["objective"]) for r in pr.values()]
+        same = max(objs) - min(objs) <= 1e-6 * max(1.0, abs(objs[0]))
+        any_row = next(iter(pr.values()))
+        lines.append(f"| {part} | {name} | {any_row['N']} | {any_row['k']} | " + " | ".join(cells)
+                     + f" | {'yes' if same else 'no'} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.scip_compare",
                                  description=__doc__.split("\n\n")[0])
@@ -150,9 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None, help="CSV file for the rows (appended to when it exists)")
     ap.add_argument("--summary", nargs="+", type=Path, default=None, help="summarise CSV files and exit")
+    ap.add_argument("--markdown", action="store_true", help="with --summary: also a Markdown table per instance")
     args = ap.parse_args(argv)
     if args.summary:
-        print("\n".join(summarize(read_rows(args.summary))))
+        rows = read_rows(args.summary)
+        print("\n".join(summarize(rows)))
+        if args.markdown:
+            print("\n" + "\n".join(markdown(rows)))
         return 0
     data = args.data_dir or default_data_dir()
     if data is None:

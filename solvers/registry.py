@@ -164,7 +164,7 @@ def register_method(
                 checked, passed = check_options(given, specs, name, passthrough=model)
                 return run(f, time_limit=time_limit, seed=seed, **checked, **passed)
 
-        new = Method(name, kind, call, accepts, description, option_names(options), specs)  # type: ignore[arg-type]
+        new = Method(name, kind, call, accepts, description, option_names(options), specs)
         old = [] if replace else [m for m in _REGISTRY.get(name, []) if getattr(m.run, "__wrapped__", m.run) is not run]
         if old and old[0].kind != kind:
             raise ValueError(f"kind: method {name!r} is already registered as {old[0].kind!r}, got {kind!r}")

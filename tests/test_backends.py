@@ -184,7 +184,7 @@ def nonconvex_miqp():
 
 
 def test_quadratic_builder_symmetrises_and_evaluates():
-    model, opt, sel = nonconvex_miqp()
+    model, opt, _sel = nonconvex_miqp()
     Q = model.Q.toarray()
     assert np.allclose(Q, Q.T) and Q[0, 1] == -1.0 and Q[1, 2] == -2.0 and Q[0, 2] == 3.0
     x = np.array([0.0, 1.0, 1.0])
@@ -203,7 +203,7 @@ def test_quadratic_known_optimum(backend, case):
         sel, term, bound = _scip(model)
     else:
         m = to_pyomo(model)
-        ok, term, bound, _ = solve_pyomo_model(m, solver="scip", time_limit=30)
+        _ok, term, bound, _ = solve_pyomo_model(m, solver="scip", time_limit=30)
         sel = selection_from_pyomo(m)
     assert term == Termination.OPTIMAL
     assert sel.tolist() == selection

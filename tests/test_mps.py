@@ -87,7 +87,7 @@ def _quadratic_model(integer: bool):
 
 def test_quadratic_objective_written_as_quadobj_upper_triangle(tmp_path):
     model = _quadratic_model(integer=True)
-    mps, js = write_mps(model, tmp_path / "q.mps")
+    mps, _js = write_mps(model, tmp_path / "q.mps")
     text = mps.read_text()
     assert "QUADOBJ" in text and text.index("QUADOBJ") > text.index("BOUNDS")
     quad = text.split("QUADOBJ\n")[1].split("ENDATA")[0].split("\n")
