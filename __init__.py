@@ -48,6 +48,11 @@ _LAZY: dict[str, str] = {
     "PositionalProportionality": "benchsel.formulations.positional",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
+    # sequential evaluation (BayesAME)
+    "bayesame_evaluate": "benchsel.heuristics.bayes_eval",
+    "bayesame_multi_evaluate": "benchsel.heuristics.bayes_multi",
+    "EvaluationResult": "benchsel.heuristics.bayes_eval",
+    "MultiTargetResult": "benchsel.heuristics.bayes_multi",
     # estimators and the one-call path
     "compress": "benchsel.solvers.pipeline",
     "Compressed": "benchsel.solvers.pipeline",
@@ -84,6 +89,8 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.holocosm import RankingRiskReconstruction
     from benchsel.formulations.kmedoids import KMedoids
     from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+    from benchsel.heuristics.bayes_eval import EvaluationResult, bayesame_evaluate
+    from benchsel.heuristics.bayes_multi import MultiTargetResult, bayesame_multi_evaluate
     from benchsel.instances.files import load_instance, save_instance
     from benchsel.instances.orlib import load_pmed
     from benchsel.instances.responses import load_responses

@@ -78,11 +78,15 @@ PREFERRED_EXACT = "highs"
 
 
 def default_methods(f: Any) -> tuple[str, ...]:
-    """``"highs"`` when it accepts ``f`` (else every exact method that does), then every heuristic that does."""
+    """``"highs"`` when it accepts ``f`` (else every exact method that does, ``"pyomo"`` left out when ``"scip"``
+    takes ``f``: Pyomo would hand the same model to SCIP), then every heuristic that does."""
     from benchsel.solvers.registry import available_methods
 
     exact = available_methods(f, "exact")
-    exact = [PREFERRED_EXACT] if PREFERRED_EXACT in exact else exact
+    if PREFERRED_EXACT in exact:
+        exact = [PREFERRED_EXACT]
+    elif "scip" in exact:
+        exact = [m for m in exact if m != "pyomo"]
     return tuple(exact) + tuple(available_methods(f, "heuristic"))
 
 

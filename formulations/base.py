@@ -5,7 +5,9 @@ A formulation holds validated data and can
 * ``evaluate(selection)`` — the objective in floating point;
 * ``check(selection)`` — feasibility with readable reasons;
 * ``linear_model(**options)`` — state itself as a :class:`~benchsel.solvers.model.LinearModel`
-  (or raise :class:`~benchsel.solvers.errors.NotLinearError` with the reason);
+  (or raise :class:`~benchsel.solvers.errors.NotLinearError` with the reason); a
+  formulation with ``quadratic_statement = True`` states a model whose objective has a
+  quadratic part (``LinearModel.Q``), which only quadratic-capable backends accept;
 * ``random_selection(rng)`` — a random feasible-shaped selection;
 * ``enumerate_selections()`` — every candidate selection (for brute force on tiny cases);
 * ``to_mps(path)`` / ``to_pyomo()`` — export the linear statement;
@@ -64,6 +66,9 @@ class Formulation(abc.ABC):
     model_options: ClassVar[Mapping[str, tuple[Any, ...] | None]] = {}
     #: Why there is no linear statement (None when there is one).
     not_linear_reason: ClassVar[str | None] = None
+    #: ``linear_model`` states the problem with a quadratic objective (``LinearModel.Q``):
+    #: a mixed-integer quadratic program, read by backends that take one ("scip", "pyomo").
+    quadratic_statement: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ data
     @property

@@ -18,14 +18,16 @@ bucket-level forms (:func:`posterior`, and :class:`SequentialPosterior` with
 Cholesky updates), ``Var(R | C)``, the unified estimator, the single-item gain,
 the marginal likelihood and the L-BFGS-B fit of ``alpha, beta``
 (:meth:`BayesModel.fit`), and :class:`BatchInformationGain`, the problem
-``max_{A subset U, |A| = k} beta(A) = (1/N^2) v_A^T Sigma_U[A, A]^{-1} v_A``.
+``max_{A subset U, |A| = k} beta(A) = (1/N^2) v_A^T Sigma_U[A, A]^{-1} v_A``, stated for exact
+solvers as a mixed-integer quadratic program (:meth:`BatchInformationGain.linear_model`).
 """
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
@@ -33,6 +35,7 @@ from scipy.linalg.lapack import dpotri
 from scipy.optimize import minimize
 
 from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.model import LinearModel, ModelBuilder
 from benchsel.solvers.validation import (
     MAX_MAGNITUDE,
     as_array,
@@ -48,17 +51,20 @@ from benchsel.solvers.validation import (
 from .base import Check, Formulation
 
 __all__ = [
-    "Buckets",
-    "bucketize",
-    "BayesModel",
-    "PosteriorSummary",
-    "SequentialPosterior",
-    "BatchData",
-    "BatchInformationGain",
-    "KERNELS",
-    "Z975",
     "HYPER_LOWER",
     "HYPER_UPPER",
+    "KERNELS",
+    "Z975",
+    "BatchData",
+    "BatchInformationGain",
+    "BayesModel",
+    "Buckets",
+    "PosteriorSummary",
+    "SequentialPosterior",
+    "bucketize",
+    "item_gains",
+    "posterior_var_R",
+    "unified_estimate",
 ]
 
 #: Standard normal 97.5 % quantile (the 95 % credible interval is +- Z975 sd).
@@ -404,7 +410,9 @@ class BayesModel:
                                                 "starts": len(starts)}
 
         def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            v, g = self.nll(math.exp(x[0]), math.exp(x[1]), C, s, form=form, gradient=True)
+            out = self.nll(math.exp(x[0]), math.exp(x[1]), C, s, form=form, gradient=True)
+            assert isinstance(out, tuple)
+            v, g = out
             if not np.isfinite(v):
                 return 1e300, np.zeros(2)
             return v, g
@@ -439,8 +447,7 @@ class BayesModel:
         counts : ndarray, shape (B,)
             ``n_b``.
         """
-        r = (self.buckets.sizes - counts).astype(float)
-        return max(float(r @ (self.noise + cov_r)) / self.N ** 2, 0.0)
+        return posterior_var_R(self.buckets.sizes, counts, self.noise, cov_r)
 
     def estimate(self, mean_post: np.ndarray, counts: np.ndarray, total: float, n: int, N0: int = 10) -> float:
         """The unified estimator ``Rhat = w sum_{i in C} s_i + sum_b (N_b/N - n_b w) mu|C[b]``.
@@ -458,8 +465,7 @@ class BayesModel:
             ``|C|``.
         N0 : int
         """
-        w = 1.0 / self.N if (self.buckets.unique_regime(N0) or n == 0) else 1.0 / n
-        return float(w * total + (self.buckets.sizes / self.N - counts * w) @ mean_post)
+        return unified_estimate(self.buckets.sizes, counts, mean_post, total, n, self.buckets.unique_regime(N0))
 
     def mean_R(self, mean_post: np.ndarray, counts: np.ndarray, total: float) -> float:
         """Posterior mean ``E[R | C] = (1/N)(sum_C s_i + sum_b (N_b - n_b) mu|C[b])``."""
@@ -471,15 +477,73 @@ class BayesModel:
         ``-1/2 log(1 - ((Sigma|C r)_b + sigma^2 N_b)^2 / (N^2 Var(R|C) (Sigma|C[b,b] + sigma^2 N_b)))``;
         ``-inf`` for buckets without unevaluated items.
         """
-        var = self.var_R(cov_r, counts)
-        num = (cov_r + self.noise) ** 2
-        den = self.N ** 2 * var * (np.maximum(cov_diag, 0.0) + self.noise)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(den > 0, num / den, 0.0)
-        ratio = np.clip(ratio, 0.0, 1.0 - 1e-15)
-        g = -0.5 * np.log1p(-ratio)
-        g[counts >= self.buckets.sizes] = -np.inf
-        return g
+        return item_gains(self.buckets.sizes, counts, self.noise, cov_r, cov_diag)
+
+
+def posterior_var_R(sizes: np.ndarray, counts: np.ndarray, noise: np.ndarray, cov_r: np.ndarray) -> float:
+    """``Var(R | C) = (1/N^2) sum_b r_b (noise_b + (Sigma|C r)_b)`` with ``r = sizes - counts``, ``N = sum(sizes)``.
+
+    Parameters
+    ----------
+    sizes, counts : ndarray of int, shape (B,)
+        ``N_b`` and ``n_b``.
+    noise : ndarray, shape (B,)
+        Item noise variance of each bucket, ``sigma^2 N_b``.
+    cov_r : ndarray, shape (B,)
+        ``Sigma|C @ r``.
+    """
+    r = (sizes - counts).astype(float)
+    N = float(np.sum(sizes))
+    return max(float(r @ (noise + cov_r)) / N ** 2, 0.0)
+
+
+def unified_estimate(sizes: np.ndarray, counts: np.ndarray, mean_post: np.ndarray, total: float, n: int,
+                     unique: bool) -> float:
+    """``Rhat = w sum_C s_i + sum_b (N_b/N - n_b w) mu|C[b]``, ``w = 1/N`` if ``unique`` or ``n = 0``, else ``1/n``.
+
+    Parameters
+    ----------
+    sizes, counts : ndarray of int, shape (B,)
+    mean_post : ndarray, shape (B,)
+        Posterior mean of the bucket abilities.
+    total : float
+        Sum of the observed scores.
+    n : int
+        Number of observed items.
+    unique : bool
+        The unique regime ``B >= N - N0``.
+    """
+    N = float(np.sum(sizes))
+    w = 1.0 / N if (unique or n == 0) else 1.0 / n
+    return float(w * total + (sizes / N - counts * w) @ mean_post)
+
+
+def item_gains(sizes: np.ndarray, counts: np.ndarray, noise: np.ndarray, cov_r: np.ndarray,
+               cov_diag: np.ndarray) -> np.ndarray:
+    """Single-item information gain about ``R`` of an item of each bucket, shape (B,) (``-inf``: none left).
+
+    ``-1/2 log(1 - ((Sigma|C r)_b + noise_b)^2 / (N^2 Var(R|C) (Sigma|C[b,b] + noise_b)))``.
+
+    Parameters
+    ----------
+    sizes, counts : ndarray of int, shape (B,)
+    noise : ndarray, shape (B,)
+        ``sigma^2 N_b``.
+    cov_r : ndarray, shape (B,)
+        ``Sigma|C @ r``.
+    cov_diag : ndarray, shape (B,)
+        ``diag(Sigma|C)``.
+    """
+    var = posterior_var_R(sizes, counts, noise, cov_r)
+    N = float(np.sum(sizes))
+    num = (cov_r + noise) ** 2
+    den = N ** 2 * var * (np.maximum(cov_diag, 0.0) + noise)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(den > 0, num / den, 0.0)
+    ratio = np.clip(ratio, 0.0, 1.0 - 1e-15)
+    g = -0.5 * np.log1p(-ratio)
+    g[counts >= sizes] = -np.inf
+    return g
 
 
 # ============================================================ sequential form
@@ -766,8 +830,8 @@ class BatchData:
         return int(self.avail.size)
 
     @classmethod
-    def from_posterior(cls, model: "BayesModel", cov: np.ndarray, counts: np.ndarray, evaluated: np.ndarray,
-                       k: int) -> "BatchData":
+    def from_posterior(cls, model: BayesModel, cov: np.ndarray, counts: np.ndarray, evaluated: np.ndarray,
+                       k: int) -> BatchData:
         """Build from a posterior ``Sigma|C`` (shape (B, B)), counts ``n_b`` and the evaluated items.
 
         Parameters
@@ -823,6 +887,42 @@ class BatchData:
         a = self.v[X]
         sol = np.linalg.solve(M, a[:, :, None])[:, :, 0]
         return np.einsum("ij,ij->i", a, sol) / self.N ** 2
+
+    def greedy(self) -> tuple[np.ndarray, float]:
+        """Add the bucket (item) with the largest increase of ``beta`` ``k`` times.
+
+        The increase of adding bucket ``c`` to ``A`` is
+        ``(v_c - m_c^T M^{-1} a)^2 / (N^2 (Sigma_U[c, c] - m_c^T M^{-1} m_c))``
+        (Schur complement), with ``m_c = Sigma_U[A, c]``.
+
+        Returns
+        -------
+        buckets : ndarray of int64, shape (k,)
+            Compact bucket ids of the batch.
+        value : float
+            Its ``beta``.
+        """
+        sel: list[int] = []
+        cnt = np.zeros(self.n_buckets, dtype=np.int64)
+        diag = np.diag(self.S) + self.noise
+        for _ in range(self.k):
+            cands = np.flatnonzero(cnt < self.avail)
+            if sel:
+                b = np.asarray(sel)
+                M = self.S[np.ix_(b, b)] + np.diag(self.noise[b])
+                Minv = np.linalg.inv(M)
+                a = self.v[b]
+                mc = self.S[np.ix_(cands, b)]  # (P, t); an extra copy of a bucket in A still has its own noise
+                t1 = mc @ Minv
+                schur = diag[cands] - np.einsum("ij,ij->i", t1, mc)
+                inc = (self.v[cands] - t1 @ a) ** 2 / np.maximum(schur, 1e-300)
+            else:
+                inc = self.v[cands] ** 2 / diag[cands]
+            j = int(np.argmax(inc))
+            sel.append(int(cands[j]))
+            cnt[cands[j]] += 1
+        out = np.asarray(sel, dtype=np.int64)
+        return out, self.value(out)
 
     def to_items(self, buckets: np.ndarray) -> np.ndarray:
         """Item indices for a bucket multiset: the lowest-index unevaluated items of each bucket."""
@@ -916,15 +1016,17 @@ class BatchInformationGain(Formulation):
     Notes
     -----
     ``beta`` depends on ``A`` only through the count vector ``c_b`` of items
-    taken per bucket, so exact search may enumerate count vectors.
+    taken per bucket, so exact search may enumerate count vectors, and the
+    mixed-integer statement (:meth:`linear_model`, a quadratic objective) keeps
+    only ``min(k, unevaluated items)`` interchangeable copies per bucket.
     """
 
     sense = "max"
+    quadratic_statement: ClassVar[bool] = True
     not_linear_reason: ClassVar[str | None] = (
-        "beta(A) = (1/N^2) v_A^T Sigma_U[A,A]^{-1} v_A is a ratio of quadratic forms (equivalently the "
-        "l0-constrained QP min 1/2 w^T Sigma_U w - w^T v s.t. ||w||_0 <= k, a mixed-integer quadratic program); "
-        "HiGHS and CP-SAT take no quadratic integer model, so there is no linear statement — "
-        "use 'exhaustive' (exact), 'smc' or 'greedy'"
+        "beta(A) = (1/N^2) v_A^T Sigma_U[A,A]^{-1} v_A is a ratio of quadratic forms; its mixed-integer statement "
+        "is the l0-constrained QP min w^T Sigma_U w - 2 w^T v / N s.t. ||w||_0 <= k (a quadratic objective), "
+        "not a linear program"
     )
 
     def __init__(self, reference_scores: Any, *, coreset: Any = None, observed: Any = None, k: int,
@@ -943,7 +1045,9 @@ class BatchInformationGain(Formulation):
         order_in = raw.astype(np.int64) if raw.size else np.zeros(0, dtype=np.int64)
         C = check_selection(raw, N, "coreset")
         if C.size >= N:
-            raise InvalidInputError(f"coreset: expected fewer than N = {N} items (some must remain unevaluated), got {C.size}")
+            raise InvalidInputError(
+                f"coreset: expected fewer than N = {N} items (some must remain unevaluated), got {C.size}"
+            )
         self._C = C
         self._C.setflags(write=False)
         if observed is None:
@@ -1070,6 +1174,103 @@ class BatchInformationGain(Formulation):
     def n_selections(self) -> int:
         return math.comb(int(self.data.items.size), self.k)
 
+    def initial_selection(self) -> np.ndarray:
+        """The greedy batch (:meth:`BatchData.greedy`): the exact backends' default warm start."""
+        return self.data.to_items(self.data.greedy()[0])
+
+    # ------------------------------------------------------ quadratic model
+    def linear_model(self, *, allow_lazy: bool = False, **options: Any) -> LinearModel:
+        """The batch problem as a mixed-integer quadratic program (count-vector form).
+
+        Items of one bucket are interchangeable, so each live bucket ``b`` keeps
+        ``m_b = min(k, avail_b)`` copies (its lowest-index unevaluated items).
+        With ``z`` the selection binaries of the copies and ``w`` their weights
+        in the linear predictor of ``R`` (``w = N^{-1} Sigma_AA^{-1} v_A`` at the
+        optimum)::
+
+            min  sum_j g_j^2 + sum_i D_i w_i^2 - (2/N) sum_i v_i w_i       (= -beta(A) at the optimum)
+            s.t. sum_i z_i = k,   z_{b,m} >= z_{b,m+1}                     (copies taken in order)
+                 -M_i z_i <= w_i <= M_i z_i                                 (w_i = 0 unless selected)
+                 g = G H^T w,   |g_j| <= sqrt(Var(R|C))
+
+        where ``Sigma|C = G^T G`` over the live buckets (eigen-decomposition,
+        null directions dropped), ``H`` maps copies to buckets and ``D_i`` is
+        the copy's noise ``sigma^2 N_b``: ``w^T Sigma_U w = ||G H^T w||^2 + sum D_i w_i^2``.
+        For a fixed support ``A`` the minimum over ``w`` is ``-beta(A)``, so the
+        optimum of the program is ``-max beta`` (``objective_sign = -1``). The
+        quadratic part is diagonal, and the noise squares ``D_i w_i^2`` belong to
+        columns switched off by binaries (perspective-ready).
+
+        The bounds are valid at every support's optimum, so no optimum is cut
+        off: ``w^T Sigma_AA w = beta(A) <= Var(R|C)`` gives
+        ``|g_j| <= sqrt(Var(R|C))`` and ``w_i^2 <= beta(A) (Sigma_AA^{-1})_ii
+        <= Var(R|C) (Sigma_U^{-1})_ii`` (conditioning on more items lowers a
+        conditional variance), with ``(Sigma_U^{-1})_ii = (d_b - Pi_bb) / d_b^2``,
+        ``d_b = sigma^2 N_b`` and ``Pi`` the posterior covariance of the bucket
+        abilities given every unevaluated item.
+
+        Parameters
+        ----------
+        allow_lazy : bool
+            Ignored (the statement has no lazy rows).
+        **options
+            None are defined (``model_options`` is empty); any is refused.
+
+        Returns
+        -------
+        LinearModel
+            Blocks ``z`` (selection, one column per copy), ``w``, ``g``; rows
+            ``card``, ``order``, ``on_upper``, ``on_lower``, ``factor``;
+            ``Q`` diagonal.
+        """
+        self.check_model_options(options)
+        d = self.data
+        Bu, k, N = d.n_buckets, d.k, d.N
+        copies = np.minimum(d.avail, k)
+        bcol = np.repeat(np.arange(Bu), copies)  # bucket of each copy
+        first = np.concatenate([[0], np.cumsum(copies)[:-1]])
+        pos = np.arange(bcol.size) - first[bcol]  # rank of the copy within its bucket
+        order = np.lexsort((d.items, d.labels))
+        bucket_start = np.searchsorted(d.labels[order], np.arange(Bu))
+        copy_items = d.items[order[bucket_start[bcol] + pos]]
+        n = bcol.size
+        var_R = max(float(self.var_R), 1e-300)
+        # w bounds: sqrt(Var(R|C) (Sigma_U^{-1})_ii)
+        noise = d.noise
+        Pi = d.S - d.S @ np.linalg.solve(d.S + np.diag(noise / d.avail), d.S)
+        inv_diag = (noise - np.diag(Pi)) / noise ** 2
+        inv_diag = np.clip(inv_diag, 1.0 / (np.diag(d.S) + noise), 1.0 / noise)
+        M = np.sqrt(var_R * inv_diag) * (1.0 + 1e-6) + 1e-12
+        # Sigma|C = G^T G
+        lam, V = np.linalg.eigh(0.5 * (d.S + d.S.T))
+        keep = lam > 1e-13 * max(float(lam.max()), 1e-300)
+        G = (V[:, keep] * np.sqrt(lam[keep])).T  # (r, Bu)
+        r = G.shape[0]
+        gmax = math.sqrt(var_R) * (1.0 + 1e-6) + 1e-12
+        b = ModelBuilder("bayes_batch_miqp")
+        z = b.add_vars("z", n, lb=0, ub=1, integer=True)
+        w = b.add_vars("w", n, lb=-M[bcol], ub=M[bcol], cost=-(2.0 / N) * d.v[bcol])
+        g = b.add_vars("g", r, lb=-gmax, ub=gmax)
+        b.add_cardinality("card", z, k)
+        later = np.flatnonzero(pos > 0)
+        if later.size:
+            rows = np.arange(later.size)
+            b.add_rows("order", rows=np.concatenate([rows, rows]), cols=np.concatenate([z[later - 1], z[later]]),
+                       vals=np.concatenate([np.ones(later.size), -np.ones(later.size)]), lb=np.zeros(later.size))
+        rows = np.arange(n)
+        b.add_rows("on_upper", rows=np.concatenate([rows, rows]), cols=np.concatenate([w, z]),
+                   vals=np.concatenate([np.ones(n), -M[bcol]]), ub=np.zeros(n))
+        b.add_rows("on_lower", rows=np.concatenate([rows, rows]), cols=np.concatenate([w, z]),
+                   vals=np.concatenate([np.ones(n), M[bcol]]), lb=np.zeros(n))
+        GH = G[:, bcol]  # (r, n)
+        jj, ii = np.nonzero(GH)
+        b.add_rows("factor", rows=np.concatenate([np.arange(r), jj]), cols=np.concatenate([g, w[ii]]),
+                   vals=np.concatenate([np.ones(r), -GH[jj, ii]]), lb=np.zeros(r), ub=np.zeros(r))
+        b.add_quadratic_objective(g, g, 2.0)
+        b.add_quadratic_objective(w, w, 2.0 * noise[bcol])
+        return b.build(selection_block="z", selection_items=copy_items, objective_sign=-1,
+                       meta={"variant": "miqp-counts", "copies": n, "rank": r, "buckets": Bu})
+
     def result_extras(self, selection: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {
             "var_R": self.var_R,
@@ -1087,7 +1288,7 @@ class BatchInformationGain(Formulation):
         return out
 
     @classmethod
-    def conformance_instances(cls, seed: int = 0) -> list["BatchInformationGain"]:
+    def conformance_instances(cls, seed: int = 0) -> list[Formulation]:
         rng = np.random.default_rng(seed)
         Rb = rng.integers(0, 2, size=(3, 11)).astype(float)  # 3 binary references: repeated buckets
         Rc = rng.uniform(size=(4, 9))

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -34,15 +35,15 @@ from ._common import Clock, output, progress
 
 __all__ = [
     "SwapState",
-    "local_search",
-    "lars_start",
-    "kdpp_sample",
-    "kdpp_mcmc",
-    "kmeans_starts",
-    "smc_search",
-    "greedy_search",
-    "exhaustive_search",
     "count_vectors",
+    "exhaustive_search",
+    "greedy_search",
+    "kdpp_mcmc",
+    "kdpp_sample",
+    "kmeans_starts",
+    "lars_start",
+    "local_search",
+    "smc_search",
 ]
 
 
@@ -120,7 +121,7 @@ class SwapState:
         if cands.size == 0:
             return np.zeros(0)
         d = self.data
-        u2, P1, P2, Q11, Q12, Q21, Q22 = self._parts(m, cands)
+        u2, P1, _P2, Q11, Q12, Q21, Q22 = self._parts(m, cands)
         da = d.v[cands] - self.a[m]  # a' = a + da e_m
         xp = self.x[None, :] + da[:, None] * P1[None, :]  # x' = M^{-1} a'   (P, k)
         y1 = np.einsum("ij,ij->i", u2, xp)
@@ -144,7 +145,7 @@ class SwapState:
     def apply(self, m: int, c: int) -> None:
         """Swap position ``m`` to bucket ``c``; ``M^{-1}`` by the rank-2 Woodbury step."""
         c = int(c)
-        u2, P1, P2, Q11, Q12, Q21, Q22 = self._parts(m, np.array([c]))
+        _u2, P1, P2, Q11, Q12, Q21, Q22 = self._parts(m, np.array([c]))
         IQ = np.array([[1.0 + Q11[0], Q12[0]], [Q21[0], 1.0 + Q22[0]]])
         Pm = np.column_stack([P1, P2[0]])  # M^{-1} U
         VtMinv = np.vstack([P2[0], P1])  # V^T M^{-1}
@@ -498,12 +499,55 @@ def smc_search(data: BatchData, rng: np.random.Generator, *, n_particles: int = 
         ``start_values`` (best value per warm-start kind).
     """
     k = data.k
-    starts = tuple(starts)
-    for s in starts:
-        if s not in ("lars", "dpp", "kmeans"):
-            raise InvalidInputError(f"starts: expected a subset of 'lars', 'dpp', 'kmeans', got {s!r}")
+    starts = _check_starts(starts)
     if n_mutations is None:
         n_mutations = max(1, math.ceil(k / 3))
+    pop, kinds = _initial_population(data, rng, n_particles, starts, dpp_exact_max, dpp_mcmc_steps)
+    states = [SwapState(data, b) for b in pop]
+    start_values: dict[str, float] = {}
+    for st, kind in zip(states, kinds):
+        start_values[kind] = max(start_values.get(kind, -np.inf), st.value)
+    at_opt = [False] * len(states)
+    best_b = states[int(np.argmax([st.value for st in states]))].b.copy()
+    best_v = max(st.value for st in states)
+    swaps = 0
+    stall = 0
+    stopped = "iteration_limit"
+    gen = 0
+    for gen in range(1, n_generations + 1):
+        swaps += _improve(states, at_opt, rng, max_swaps, clock)
+        vals = np.array([st.value for st in states])
+        j = int(np.argmax(vals))
+        if vals[j] > best_v * (1.0 + 1e-12):
+            best_v, best_b = float(vals[j]), states[j].b.copy()
+            stall = 0
+        else:
+            stall += 1
+        progress(verbose, f"smc generation {gen}: best beta {best_v:.6g}, population mean {vals.mean():.6g}")
+        if clock is not None and clock.expired():
+            stopped = "time_limit"
+            break
+        if stall >= patience:
+            stopped = "converged"
+            break
+        if gen == n_generations:
+            break
+        states, at_opt = _move(data, states, vals, best_b, rng, temperature, n_mutations)
+    return best_b, best_v, {"generations": gen, "swaps": swaps, "stopped": stopped, "start_values": start_values}
+
+
+def _check_starts(starts: Iterable[str]) -> tuple[str, ...]:
+    out = tuple(starts)
+    for s in out:
+        if s not in ("lars", "dpp", "kmeans"):
+            raise InvalidInputError(f"starts: expected a subset of 'lars', 'dpp', 'kmeans', got {s!r}")
+    return out
+
+
+def _initial_population(data: BatchData, rng: np.random.Generator, n_particles: int, starts: tuple[str, ...],
+                        dpp_exact_max: int, dpp_mcmc_steps: int | None) -> tuple[list[np.ndarray], list[str]]:
+    """SMC step 1: batches (compact bucket ids) from the warm starts, topped up at random; and their kinds."""
+    k = data.k
     pop: list[np.ndarray] = []
     kinds: list[str] = []
     if "lars" in starts:
@@ -532,91 +576,46 @@ def smc_search(data: BatchData, rng: np.random.Generator, *, n_particles: int = 
     while len(pop) < max(n_particles, 1):
         pop.append(_random_bucket_batch(data, k, rng))
         kinds.append("random")
-    states = [SwapState(data, b) for b in pop]
-    start_values: dict[str, float] = {}
-    for s, kind in zip(states, kinds):
-        start_values[kind] = max(start_values.get(kind, -np.inf), s.value)
-    at_opt = [False] * len(states)
-    best_b = states[int(np.argmax([s.value for s in states]))].b.copy()
-    best_v = max(s.value for s in states)
+    return pop, kinds
+
+
+def _improve(states: list[SwapState], at_opt: list[bool], rng: np.random.Generator, max_swaps: int | None,
+             clock: Clock | None) -> int:
+    """SMC step 2a: single-swap local search on every particle not yet at a local optimum; returns the swaps."""
     swaps = 0
-    stall = 0
-    stopped = "iteration_limit"
-    gen = 0
-    for gen in range(1, n_generations + 1):
-        for i, st in enumerate(states):
-            if at_opt[i]:
-                continue
-            n_sw, opt = local_search(st, rng, max_swaps=max_swaps, clock=clock)
-            swaps += n_sw
-            at_opt[i] = opt
-            if clock is not None and clock.expired():
-                break
-        vals = np.array([s.value for s in states])
-        j = int(np.argmax(vals))
-        if vals[j] > best_v * (1.0 + 1e-12):
-            best_v, best_b = float(vals[j]), states[j].b.copy()
-            stall = 0
-        else:
-            stall += 1
-        progress(verbose, f"smc generation {gen}: best beta {best_v:.6g}, population mean {vals.mean():.6g}")
+    for i, st in enumerate(states):
+        if at_opt[i]:
+            continue
+        n_sw, opt = local_search(st, rng, max_swaps=max_swaps, clock=clock)
+        swaps += n_sw
+        at_opt[i] = opt
         if clock is not None and clock.expired():
-            stopped = "time_limit"
             break
-        if stall >= patience:
-            stopped = "converged"
-            break
-        if gen == n_generations:
-            break
-        idx = _resample(_fitness(vals, temperature), len(states), rng)
-        # move step: every resampled particle is perturbed by random swaps, except one copy of the best
-        new_states, new_opt = [SwapState(data, best_b)], [True]
-        for i in idx[1:]:
-            st = SwapState(data, states[int(i)].b)
-            _mutate(st, n_mutations, rng)
-            new_states.append(st)
-            new_opt.append(False)
-        states, at_opt = new_states, new_opt
-    return best_b, best_v, {"generations": gen, "swaps": swaps, "stopped": stopped, "start_values": start_values}
+    return swaps
+
+
+def _move(data: BatchData, states: list[SwapState], vals: np.ndarray, best_b: np.ndarray, rng: np.random.Generator,
+          temperature: float | None, n_mutations: int) -> tuple[list[SwapState], list[bool]]:
+    """SMC step 2b: resample by fitness; one slot keeps the best batch, the others are perturbed by random swaps."""
+    idx = _resample(_fitness(vals, temperature), len(states), rng)
+    new_states, new_opt = [SwapState(data, best_b)], [True]
+    for i in idx[1:]:
+        st = SwapState(data, states[int(i)].b)
+        _mutate(st, n_mutations, rng)
+        new_states.append(st)
+        new_opt.append(False)
+    return new_states, new_opt
 
 
 def greedy_search(data: BatchData) -> tuple[np.ndarray, float]:
-    """Add the bucket (item) with the largest increase of ``beta`` ``k`` times.
-
-    The increase of adding bucket ``c`` to ``A`` is
-    ``(v_c - m_c^T M^{-1} a)^2 / (N^2 (Sigma_U[c, c] - m_c^T M^{-1} m_c))``
-    (Schur complement), with ``m_c = Sigma_U[A, c]``.
+    """Add the bucket (item) with the largest increase of ``beta`` ``k`` times (:meth:`BatchData.greedy`).
 
     Returns
     -------
     buckets : ndarray of int64, shape (k,)
     value : float
     """
-    d = data
-    sel: list[int] = []
-    cnt = np.zeros(d.n_buckets, dtype=np.int64)
-    diag = np.diag(d.S) + d.noise
-    value = 0.0
-    for _ in range(d.k):
-        cands = np.flatnonzero(cnt < d.avail)
-        if sel:
-            b = np.asarray(sel)
-            M = d.S[np.ix_(b, b)] + np.diag(d.noise[b])
-            Minv = np.linalg.inv(M)
-            a = d.v[b]
-            mc = d.S[np.ix_(cands, b)]  # (P, t); an extra copy of a bucket in A still has its own noise
-            t1 = mc @ Minv
-            schur = diag[cands] - np.einsum("ij,ij->i", t1, mc)
-            num = (d.v[cands] - t1 @ a) ** 2
-            inc = num / np.maximum(schur, 1e-300)
-        else:
-            inc = d.v[cands] ** 2 / diag[cands]
-        j = int(np.argmax(inc))
-        sel.append(int(cands[j]))
-        cnt[cands[j]] += 1
-        value += float(inc[j]) / d.N ** 2
-    b = np.asarray(sel, dtype=np.int64)
-    return b, d.value(b)
+    return data.greedy()
 
 
 # =============================================================== exhaustive
@@ -673,8 +672,9 @@ def exhaustive_search(data: BatchData, *, mode: str = "auto", max_candidates: in
     n_cand = n_counts if mode == "counts" else n_items
     if n_cand > max_candidates:
         raise InvalidInputError(
-            f"max_candidates: exhaustive search would enumerate {n_cand} {'count vectors' if mode == 'counts' else 'item sets'} "
-            f"(|U| = {data.items.size}, {data.n_buckets} buckets, k = {k}), more than max_candidates = {max_candidates}; "
+            f"max_candidates: exhaustive search would enumerate {n_cand} "
+            f"{'count vectors' if mode == 'counts' else 'item sets'} (|U| = {data.items.size}, {data.n_buckets} "
+            f"buckets, k = {k}), more than max_candidates = {max_candidates}; "
             "raise max_candidates or use 'smc'"
         )
     if mode == "items":
@@ -724,7 +724,8 @@ def run_exhaustive(f: BatchInformationGain, *, time_limit: float | None, seed: i
                    max_candidates: int, verbose: bool):
     clock = Clock(time_limit)
     b, v, info = exhaustive_search(f.data, mode=mode, max_candidates=max_candidates, clock=clock)
-    progress(verbose, f"exhaustive ({info['mode']}): {info['evaluated']}/{info['n_candidates']} evaluated, best {v:.6g}")
+    progress(verbose,
+             f"exhaustive ({info['mode']}): {info['evaluated']}/{info['n_candidates']} evaluated, best {v:.6g}")
     sel = f.data.to_items(b)
     term = Termination.OPTIMAL if info["complete"] else Termination.TIME_LIMIT
     return MethodOutput(selection=sel, termination=term, bound=v if info["complete"] else None,
@@ -758,7 +759,7 @@ def run_smc(f: BatchInformationGain, *, time_limit: float | None, seed: int | No
     starts = (starts,) if isinstance(starts, str) else tuple(starts)
     rng = check_rng(seed)
     clock = Clock(time_limit)
-    b, v, info = smc_search(f.data, rng, n_particles=n_particles, n_generations=n_generations, patience=patience,
+    b, _v, info = smc_search(f.data, rng, n_particles=n_particles, n_generations=n_generations, patience=patience,
                             starts=starts, n_mutations=n_mutations, max_swaps=max_swaps, dpp_exact_max=dpp_exact_max,
                             dpp_mcmc_steps=dpp_mcmc_steps, temperature=temperature, clock=clock, verbose=verbose)
     stopped = {"converged": Termination.CONVERGED, "iteration_limit": Termination.ITERATION_LIMIT,

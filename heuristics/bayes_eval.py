@@ -27,8 +27,9 @@ float`` that evaluates the model on demand.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -40,12 +41,12 @@ from ._common import progress
 from .bayes import exhaustive_search, greedy_search, smc_search
 
 __all__ = [
+    "BayesianRidge",
     "EvaluationResult",
-    "stopping_point",
+    "bayes_aipw_evaluate",
     "bayesame_evaluate",
     "rs_mean_evaluate",
-    "bayes_aipw_evaluate",
-    "BayesianRidge",
+    "stopping_point",
 ]
 
 
@@ -124,23 +125,26 @@ def stopping_point(estimates: Any, widths: Any, eps1: float, eps2: float, W: int
     return int(hit[0]) + W if hit.size else None
 
 
-def _target(target: Any, N: int) -> tuple[Callable[[int], float], np.ndarray | None]:
+def _target(target: Any, N: int, name: str = "target") -> tuple[Callable[[int], float], np.ndarray | None]:
+    """``score(item)`` for an array of ``N`` finite scores or a callable oracle (checked on every call)."""
     if callable(target):
         def score(i: int) -> float:
             v = target(int(i))
             try:
                 v = float(v)
             except (TypeError, ValueError):
-                raise InvalidInputError(f"target: expected the callable to return a number, got {type(v).__name__} for item {i}") from None
+                raise InvalidInputError(
+                    f"{name}: expected the callable to return a number, got {type(v).__name__} for item {i}"
+                ) from None
             if not math.isfinite(v):
-                raise InvalidInputError(f"target: expected a finite score, got {v} for item {i}")
+                raise InvalidInputError(f"{name}: expected a finite score, got {v} for item {i}")
             return v
         return score, None
-    t = as_array(target, "target", ndim=1, shape_doc=f"(N,) = ({N},)")
+    t = as_array(target, name, ndim=1, shape_doc=f"(N,) = ({N},)")
     if t.size != N:
         raise InvalidInputError(
-            f"target: reference and target item counts differ: reference_scores has N = {N} items, "
-            f"target has {t.size}"
+            f"{name}: reference and target item counts differ: reference_scores has N = {N} items, "
+            f"{name} has {t.size}"
         )
     return (lambda i: float(t[i])), t
 
@@ -229,6 +233,50 @@ def bayesame_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005
     ``Rhat`` at iteration ``j`` is recorded before a hyper-parameter refit;
     ``Var(R|C)`` (and the width) after it.
     """
+    cfg = _bayesame_settings(reference_scores, target, eps1=eps1, eps2=eps2, W=W, N0=N0, sigma2=sigma2, F=F,
+                             tol=tol, kernel=kernel, selection=selection, batch_size=batch_size,
+                             batch_method=batch_method, max_items=max_items)
+    run = _SingleTargetRun(cfg, alpha0, beta0, check_rng(seed), dict(batch_options or {}))
+    j = 0
+    stopped = False
+    while run.post.n < cfg.max_items:
+        j += 1
+        run.observe(run.choose(min(cfg.batch_size, cfg.max_items - run.post.n)))
+        run.record()
+        if verbose and (j % 50 == 0):
+            progress(True, f"bayesame: n = {run.post.n}, estimate {run.trace['estimate'][-1]:.4f}, "
+                           f"width {run.trace['width'][-1]:.4f}")
+        if stop and _done(run.trace, j, cfg.W, cfg.eps1, cfg.eps2):
+            stopped = True
+            break
+    return run.result(stopped, selection)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """Checked settings of :func:`bayesame_evaluate` (defaults resolved)."""
+
+    buckets: Any
+    model: BayesModel
+    score: Callable[[int], float]
+    N: int
+    eps1: float
+    eps2: float
+    W: int
+    N0: int
+    F: int
+    sigma2: float
+    batch_size: int
+    batch_method: str
+    max_items: int
+    unique: bool
+    active: bool
+
+
+def _bayesame_settings(reference_scores: Any, target: Any, *, eps1: Any, eps2: Any, W: Any, N0: Any, sigma2: Any,
+                       F: Any, tol: Any, kernel: str, selection: str, batch_size: Any, batch_method: str,
+                       max_items: Any) -> _Settings:
+    """Validate :func:`bayesame_evaluate`'s arguments and resolve its defaults (regime, sigma2, W)."""
     R = as_array(reference_scores, "reference_scores", ndim=2, shape_doc="(Kr, N)")
     buckets = bucketize(R, tol)
     N = buckets.n_items
@@ -246,89 +294,119 @@ def bayesame_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005
         sigma2 = 1e-4 if unique else 1e-1
     model = BayesModel(R, sigma2=sigma2, tol=tol, kernel=kernel)
     active = selection == "active" or (selection == "auto" and unique)
-    rng = check_rng(seed)
-    order = rng.permutation(N)
-    # per-bucket queues in the random order (uniform choice within a bucket)
-    lab_order = buckets.labels[order]
-    srt = np.argsort(lab_order, kind="stable")
-    starts = np.searchsorted(lab_order[srt], np.arange(buckets.n_buckets))
-    queue = order[srt]
-    taken = np.zeros(buckets.n_buckets, dtype=np.int64)
-    evaluated = np.zeros(N, bool)
-    post = SequentialPosterior(model, alpha0, beta0)
-    alpha, beta = float(alpha0), float(beta0)
-    trace: dict[str, list] = {k: [] for k in ("n", "estimate", "mean_R", "var", "width", "alpha", "beta")}
-    rand_pos = 0
-    j = 0
-    stopped = False
-    next_fit = F
-    bopts = dict(batch_options or {})
-    while post.n < max_items:
-        j += 1
-        k = min(k_batch, max_items - post.n)
-        if active and k == 1:
-            g = post.gains()
-            bks = [int(np.argmax(g))]
-        elif active:
-            data = BatchData.from_posterior(model, post.cov(), post.counts, np.flatnonzero(evaluated), k)
-            if batch_method == "smc":
-                bb, _, _ = smc_search(data, rng, **bopts)
-            elif batch_method == "greedy":
-                bb, _ = greedy_search(data)
-            else:
-                bb, _, _ = exhaustive_search(data, **bopts)
-            live = np.flatnonzero(buckets.sizes - post.counts > 0)
-            bks = [int(live[b]) for b in bb]
+    return _Settings(buckets, model, score, N, eps1, eps2, W, N0, F, float(model.sigma2), k_batch, batch_method,
+                     max_items, unique, active)
+
+
+class _BucketQueues:
+    """Items of each bucket in a seeded random order; ``pop(b)`` takes the next one of bucket ``b``.
+
+    Parameters
+    ----------
+    labels : ndarray of int, shape (N,)
+        Bucket of each item.
+    n_buckets : int
+    order : ndarray of int, shape (n,)
+        The items in the queue, in the random order (each item once).
+    """
+
+    def __init__(self, labels: np.ndarray, n_buckets: int, order: np.ndarray) -> None:
+        lab_order = labels[order]
+        srt = np.argsort(lab_order, kind="stable")
+        self.starts = np.searchsorted(lab_order[srt], np.arange(n_buckets))
+        self.queue = order[srt]
+        self.taken = np.zeros(n_buckets, dtype=np.int64)
+
+    def pop(self, b: int) -> int:
+        item = int(self.queue[self.starts[b] + self.taken[b]])
+        self.taken[b] += 1
+        return item
+
+
+class _SingleTargetRun:
+    """The state of one :func:`bayesame_evaluate` run: posterior, queues, hyper-parameters, trace."""
+
+    TRACE = ("n", "estimate", "mean_R", "var", "width", "alpha", "beta")
+
+    def __init__(self, cfg: _Settings, alpha0: float, beta0: float, rng: np.random.Generator,
+                 batch_options: dict[str, Any]) -> None:
+        self.cfg, self.rng, self.batch_options = cfg, rng, batch_options
+        self.alpha0, self.beta0 = float(alpha0), float(beta0)
+        self.order = rng.permutation(cfg.N)  # drawn first in every mode (same runs for "auto" and "random")
+        self.queues = _BucketQueues(cfg.buckets.labels, cfg.buckets.n_buckets, self.order)
+        self.evaluated = np.zeros(cfg.N, bool)
+        self.post = SequentialPosterior(cfg.model, alpha0, beta0)
+        self.alpha, self.beta = self.alpha0, self.beta0
+        self.trace: dict[str, list] = {k: [] for k in self.TRACE}
+        self.rand_pos = 0
+        self.next_fit = cfg.F
+
+    def _batch_buckets(self, k: int) -> list[int]:
+        """Buckets of a batch of ``k`` items chosen jointly by the batch search."""
+        cfg, post = self.cfg, self.post
+        data = BatchData.from_posterior(cfg.model, post.cov(), post.counts, np.flatnonzero(self.evaluated), k)
+        if cfg.batch_method == "smc":
+            bb, _, _ = smc_search(data, self.rng, **self.batch_options)
+        elif cfg.batch_method == "greedy":
+            bb, _ = greedy_search(data)
         else:
-            bks = []
+            bb, _, _ = exhaustive_search(data, **self.batch_options)
+        live = np.flatnonzero(cfg.buckets.sizes - post.counts > 0)
+        return [int(live[b]) for b in bb]
+
+    def choose(self, k: int) -> list[int]:
+        """The next ``k`` items: by information gain (one or a batch) when active, else the random order."""
+        if self.cfg.active:
+            bks = [int(np.argmax(self.post.gains()))] if k == 1 else self._batch_buckets(k)
+            return [self.queues.pop(b) for b in bks]
         new: list[int] = []
-        if bks:
-            for b in bks:
-                item = int(queue[starts[b] + taken[b]])
-                taken[b] += 1
+        while len(new) < k:
+            item = int(self.order[self.rand_pos])
+            self.rand_pos += 1
+            if not self.evaluated[item]:
                 new.append(item)
-        else:
-            while len(new) < k:
-                item = int(order[rand_pos])
-                rand_pos += 1
-                if not evaluated[item]:
-                    new.append(item)
-        for item in new:
-            evaluated[item] = True
-            post.add(item, score(item))
+        return new
+
+    def observe(self, items: list[int]) -> None:
+        for item in items:
+            self.evaluated[item] = True
+            self.post.add(item, self.cfg.score(item))
+
+    def record(self) -> None:
+        """Append the iteration to the trace; refit ``alpha, beta`` when ``F`` more items are in (after ``Rhat``)."""
+        post, trace = self.post, self.trace
         trace["n"].append(post.n)
-        trace["estimate"].append(post.estimate(N0))
-        if post.n >= next_fit:
-            while next_fit <= post.n:
-                next_fit += F
-            alpha, beta, _ = model.fit(post.items, post.scores, alpha0=alpha, beta0=beta, extra_starts=[(alpha0, beta0)])
-            post.set_hyper(alpha, beta)
+        trace["estimate"].append(post.estimate(self.cfg.N0))
+        if post.n >= self.next_fit:
+            while self.next_fit <= post.n:
+                self.next_fit += self.cfg.F
+            self.alpha, self.beta, _ = self.cfg.model.fit(post.items, post.scores, alpha0=self.alpha, beta0=self.beta,
+                                                          extra_starts=[(self.alpha0, self.beta0)])
+            post.set_hyper(self.alpha, self.beta)
         var = post.var_R()
         trace["mean_R"].append(post.mean_R())
         trace["var"].append(var)
         trace["width"].append(2.0 * Z975 * math.sqrt(var))
-        trace["alpha"].append(alpha)
-        trace["beta"].append(beta)
-        if verbose and (j % 50 == 0):
-            progress(True, f"bayesame: n = {post.n}, estimate {trace['estimate'][-1]:.4f}, width {trace['width'][-1]:.4f}")
-        if stop and _done(trace, j, W, eps1, eps2):
-            stopped = True
-            break
-    var = trace["var"][-1]
-    m = trace["mean_R"][-1]
-    half = Z975 * math.sqrt(var)
-    return EvaluationResult(
-        estimate=float(trace["estimate"][-1]),
-        interval=(m - half, m + half),
-        coreset=np.asarray(post.items, dtype=np.int64),
-        scores=np.asarray(post.scores, dtype=float),
-        trace={k: np.asarray(v) for k, v in trace.items()},
-        stopped=stopped,
-        method="bayesame" if selection != "random" else "bayesame-rs",
-        info={"regime": "unique" if unique else "non-unique", "active": active, "n_buckets": buckets.n_buckets,
-              "N": N, "sigma2": float(sigma2), "alpha": alpha, "beta": beta, "W": W, "eps1": eps1, "eps2": eps2,
-              "batch_size": k_batch, "N0": N0, "F": F},
-    )
+        trace["alpha"].append(self.alpha)
+        trace["beta"].append(self.beta)
+
+    def result(self, stopped: bool, selection: str) -> EvaluationResult:
+        cfg, trace = self.cfg, self.trace
+        half = Z975 * math.sqrt(trace["var"][-1])
+        m = trace["mean_R"][-1]
+        return EvaluationResult(
+            estimate=float(trace["estimate"][-1]),
+            interval=(m - half, m + half),
+            coreset=np.asarray(self.post.items, dtype=np.int64),
+            scores=np.asarray(self.post.scores, dtype=float),
+            trace={k: np.asarray(v) for k, v in trace.items()},
+            stopped=stopped,
+            method="bayesame" if selection != "random" else "bayesame-rs",
+            info={"regime": "unique" if cfg.unique else "non-unique", "active": cfg.active,
+                  "n_buckets": cfg.buckets.n_buckets, "N": cfg.N, "sigma2": cfg.sigma2, "alpha": self.alpha,
+                  "beta": self.beta, "W": cfg.W, "eps1": cfg.eps1, "eps2": cfg.eps2, "batch_size": cfg.batch_size,
+                  "N0": cfg.N0, "F": cfg.F},
+        )
 
 
 # ================================================================= RS-Mean
@@ -357,7 +435,9 @@ def rs_mean_evaluate(target: Any, *, n_items: int | None = None, eps1: float = 0
         if N < 0:
             raise InvalidInputError(f"target: expected an array of shape (N,), got shape {np.shape(target)}")
         if n_items is not None and n_items != N:
-            raise InvalidInputError(f"target: reference and target item counts differ: n_items = {n_items}, target has {N}")
+            raise InvalidInputError(
+                f"target: reference and target item counts differ: n_items = {n_items}, target has {N}"
+            )
     score, _ = _target(target, N)
     eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
     rng = check_rng(seed)

@@ -20,6 +20,7 @@ Every exact backend's runner is a thin call of :func:`run_exact`, which
 """
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -66,11 +67,37 @@ COMMON_OPTIONS: tuple[Option, ...] = (
 WARM_START_SHARE, WARM_START_CAP = 0.2, 10.0
 
 
+#: Backends that read a model with a quadratic objective: method name -> (label, "usable here?")
+_QUADRATIC_BACKENDS: dict[str, tuple[str, Callable[[], bool]]] = {}
+
+
+def module_available(name: str) -> bool:
+    """Is the module ``name`` importable (without importing it)?"""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def quadratic_backends() -> list[str]:
+    """The backends that take a quadratic objective and are usable on this machine (labels for messages)."""
+    return [label for label, usable in _QUADRATIC_BACKENDS.values() if usable()]
+
+
+def _takers() -> str:
+    takers = quadratic_backends()
+    return ", ".join(takers) if takers else "(none installed: pip install pyscipopt, or benchsel[scip])"
+
+
 def linear_acceptor(backend: str):
-    """Acceptor for backends that read a :class:`LinearModel`."""
+    """Acceptor for backends that read a :class:`LinearModel` without a quadratic objective."""
 
     def accepts(f: Any) -> str | None:
         if not getattr(f, "is_linear", False):
+            if getattr(f, "quadratic_statement", False):
+                return (f"{type(f).__name__} is stated with a quadratic objective (a mixed-integer quadratic "
+                        f"program) and {backend} reads mixed-integer linear models only; backends that take it: "
+                        f"{_takers()}")
             reason = getattr(f, "not_linear_reason", None) or "it has no linear statement"
             return f"{reason} ({backend} reads mixed-integer linear models only)"
         return None
@@ -228,6 +255,51 @@ def _build(f: Any, model_opts: Mapping[str, Any], allow_lazy: bool, budget: Budg
     done, model = call_with_deadline(lambda: f.linear_model(allow_lazy=allow_lazy, **model_opts), budget.left(),
                                      "benchsel-model-build")
     return model if done else _Unfinished()
+def quadratic_acceptor(backend: str, method: str, *, label: str | None = None,
+                       usable: Callable[[], bool] = lambda: True, missing: str = "",
+                       quadratic_usable: Callable[[], bool] | None = None, quadratic_missing: str = ""):
+    """Acceptor for backends that read linear models and models with a quadratic objective.
+
+    Parameters
+    ----------
+    backend : str
+        Display name (for reasons).
+    method : str
+        Registered method name.
+    label : str, optional
+        How linear-only backends' refusals name this one (default ``method``).
+    usable : callable
+        ``usable() -> bool``: the backend's package is installed.
+    missing : str
+        Reason given when it is not (how to install it).
+    quadratic_usable, quadratic_missing
+        The same for quadratic models only (default: as ``usable``).
+    """
+    q_usable = quadratic_usable or usable
+    _QUADRATIC_BACKENDS[method] = (label or method, lambda: usable() and q_usable())
+
+    def accepts(f: Any) -> str | None:
+        if not usable():
+            return missing or f"{backend} is not installed"
+        if getattr(f, "is_linear", False):
+            return None
+        if getattr(f, "quadratic_statement", False):
+            if not q_usable():
+                return quadratic_missing or f"{backend} has no solver for mixed-integer quadratic programs here"
+            return None
+        reason = getattr(f, "not_linear_reason", None) or "it has no linear or quadratic statement"
+        return f"{reason} ({backend} reads mixed-integer linear and quadratic models only)"
+
+    return accepts
+
+
+def refuse_quadratic(model: LinearModel, backend: str) -> None:
+    """Raise :class:`InvalidInputError` when ``model`` has a quadratic objective (linear-only backends)."""
+    if model.Q is not None and model.Q.nnz:
+        raise InvalidInputError(
+            f"model: {model.name!r} has a quadratic objective (Q with {model.Q.nnz} non-zeros) and {backend} "
+            f"reads mixed-integer linear models only; backends that take it: {_takers()}"
+        )
 
 
 def prepare(f: Any, options: Mapping[str, Any], *, allow_lazy: bool = False

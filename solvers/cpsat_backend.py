@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, gap_tolerance, linear_acceptor, run_exact
+from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, gap_tolerance, linear_acceptor, refuse_quadratic, run_exact
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel
 from .options import Option
@@ -259,6 +259,7 @@ def _row_scales(A: sp.csr_array, A1: sp.csr_array, cont: np.ndarray, resolution:
 def scale_model(model: LinearModel, *, digits: int = 15, continuous_resolution: float = 1e-8,
                 max_denominator: int = 10**6) -> ScaledModel:
     """Integer-scale ``model`` for CP-SAT as a relaxation (see the module docstring)."""
+    refuse_quadratic(model, "CP-SAT")  # CP-SAT takes linear integer models only
     cont = ~model.integrality & ~model.implied_integer
     sigma = np.where(cont, 1.0 / continuous_resolution, 1.0)
     lo = model.col_lb * sigma

@@ -19,7 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, call_with_deadline, linear_acceptor, run_exact, wall_grace
+from ._exact import (
+    COMMON_OPTIONS,
+    ExactRun,
+    SolveStep,
+    call_with_deadline,
+    linear_acceptor,
+    refuse_quadratic,
+    run_exact,
+    wall_grace,
+)
 from .branch_and_cut import BnCOptions, BranchAndCut
 from .errors import InvalidInputError, SolverNotInstalledError
 from .model import LinearModel
@@ -104,6 +113,7 @@ def _status_map(hp) -> dict[Any, Termination]:
 
 
 def _pass_model(h, hp, model: LinearModel) -> None:
+    refuse_quadratic(model, "HiGHS")  # HiGHS solves no mixed-integer QP
     lp = hp.HighsLp()
     lp.num_col_ = model.n_cols
     lp.num_row_ = model.n_rows

@@ -1,4 +1,4 @@
-"""The neutral mixed-integer linear model every backend and the MPS writer read.
+"""The neutral mixed-integer model every backend and the MPS writer read.
 
 A formulation states itself once as a :class:`LinearModel`: arrays for the
 objective, a ``scipy.sparse`` constraint matrix, row and column bounds and
@@ -10,6 +10,12 @@ never term by term.
 Every model is a **minimisation**. A formulation whose objective is to be
 maximised states ``-objective`` and sets ``objective_sign=-1``; the
 formulation's objective value is then ``objective_sign * (c @ x + c0)``.
+
+The objective may have a quadratic part: a sparse symmetric matrix ``Q``
+beside ``c`` (``c @ x + 1/2 x @ Q @ x + c0``; :attr:`LinearModel.Q`, None for
+a linear model). Only backends that take mixed-integer quadratic programs
+read such a model (``"scip"``, ``"pyomo"`` with a solver that takes them);
+the others refuse it with the reason.
 """
 from __future__ import annotations
 
@@ -119,10 +125,11 @@ class LazyRows(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class LinearModel:
-    """A mixed-integer linear minimisation problem held as arrays.
+    """A mixed-integer linear (or quadratic-objective) minimisation problem held as arrays.
 
-    ``min c @ x + c0  s.t.  row_lb <= A @ x <= row_ub,  col_lb <= x <= col_ub,
-    x[j] integer where integrality[j]``.
+    ``min c @ x + 1/2 x @ Q @ x + c0  s.t.  row_lb <= A @ x <= row_ub,
+    col_lb <= x <= col_ub, x[j] integer where integrality[j]`` (no ``Q`` term
+    when ``Q`` is None: a mixed-integer linear program).
 
     Attributes
     ----------
@@ -159,6 +166,10 @@ class LinearModel:
     integral_objective : bool
         Every feasible solution has an integer objective (e.g. integer
         distances and weights), so a bound may be rounded up.
+    Q : scipy.sparse.csr_array, shape (n, n), or None
+        Symmetric matrix of the objective's quadratic part ``1/2 x @ Q @ x``
+        (None: the objective is linear). Entries are stored once per
+        ``(i, j)``; ``Q[i, j] == Q[j, i]``.
     """
 
     c: np.ndarray
@@ -179,6 +190,12 @@ class LinearModel:
     meta: Mapping[str, Any] = field(default_factory=dict)
     lazy: LazyRows | None = None
     integral_objective: bool = False
+    Q: sp.csr_array | None = None
+
+    @property
+    def is_quadratic(self) -> bool:
+        """The objective has a quadratic part (``Q`` with at least one non-zero)."""
+        return self.Q is not None and self.Q.nnz > 0
 
     @property
     def n_cols(self) -> int:
@@ -228,8 +245,12 @@ class LinearModel:
         return cols, vals
 
     def objective_value(self, x: np.ndarray) -> float:
-        """Formulation objective of a full column vector ``x`` (shape (n,))."""
-        return float(self.objective_sign * (self.c @ x + self.c0))
+        """Formulation objective of a full column vector ``x`` (shape (n,)), quadratic part included."""
+        x = np.asarray(x, dtype=float)
+        val = self.c @ x + self.c0
+        if self.Q is not None:
+            val += 0.5 * float(x @ (self.Q @ x))
+        return float(self.objective_sign * val)
 
     def max_violation(self, x: np.ndarray) -> float:
         """Largest row, bound or integrality violation of ``x``."""
@@ -265,6 +286,7 @@ class LinearModel:
             "n_rows": self.n_rows,
             "nnz": self.nnz,
             "n_integer": int(self.integrality.sum()),
+            **({"q_nnz": int(self.Q.nnz)} if self.Q is not None else {}),
             **{f"model_{k}": v for k, v in self.meta.items() if np.isscalar(v)},
         }
 
@@ -309,6 +331,9 @@ class ModelBuilder:
         self._rlb: list[np.ndarray] = []
         self._rub: list[np.ndarray] = []
         self._c0 = 0.0
+        self._qr: list[np.ndarray] = []
+        self._qc: list[np.ndarray] = []
+        self._qv: list[np.ndarray] = []
 
     @property
     def n_cols(self) -> int:
@@ -476,6 +501,39 @@ class ModelBuilder:
     def add_objective_constant(self, value: float) -> None:
         self._c0 += float(value)
 
+    def add_quadratic_objective(self, rows: ArrayLike, cols: ArrayLike, vals: ArrayLike) -> None:
+        """Add ``1/2 x @ T @ x`` to the objective, ``T`` given as COO triplets.
+
+        The model keeps the symmetric ``Q = (T + T^T) / 2`` summed over every
+        call (duplicates are summed), so ``T`` may list one triangle, both, or
+        an asymmetric matrix: only ``x @ T @ x`` matters. ``rows == cols``
+        with ``vals = 2 d`` adds ``sum_j d_j x_j^2``.
+
+        Parameters
+        ----------
+        rows, cols : array_like of int, shape (nnz,)
+            Global columns (as returned by :meth:`add_vars`).
+        vals : array_like of float, shape (nnz,), or float
+            Finite coefficients.
+        """
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        cols = np.asarray(cols, dtype=np.int64).ravel()
+        if rows.shape != cols.shape:
+            raise InvalidInputError(
+                f"add_quadratic_objective: rows and cols must have the same length, got {rows.size} and {cols.size}"
+            )
+        vals = np.broadcast_to(np.asarray(vals, float), rows.shape).ravel()
+        if rows.size and (min(rows.min(), cols.min()) < 0 or max(rows.max(), cols.max()) >= self._n):
+            raise InvalidInputError(
+                f"add_quadratic_objective: column indices must lie in [0, {self._n}), "
+                f"got {min(rows.min(), cols.min())}..{max(rows.max(), cols.max())}"
+            )
+        if not np.all(np.isfinite(vals)):
+            raise InvalidInputError("add_quadratic_objective: vals must be finite")
+        self._qr.append(rows)
+        self._qc.append(cols)
+        self._qv.append(vals)
+
     def build(
         self,
         *,
@@ -494,6 +552,13 @@ class ModelBuilder:
         )
         A.sum_duplicates()
         A.eliminate_zeros()
+        Q = None
+        if self._qr:
+            T = sp.coo_array((cat(self._qv), (cat(self._qr, np.int64), cat(self._qc, np.int64))),
+                             shape=(self._n, self._n))
+            Q = sp.csr_array(0.5 * (T + T.T))
+            Q.sum_duplicates()
+            Q.eliminate_zeros()
         model = LinearModel(
             c=cat(self._cost),
             c0=self._c0,
@@ -513,6 +578,7 @@ class ModelBuilder:
             meta=dict(meta or {}),
             lazy=lazy,
             integral_objective=bool(integral_objective),
+            Q=Q,
         )
         sel = model.col_block(selection_block)
         if model.selection_items.size != sel.size:

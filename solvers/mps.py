@@ -4,8 +4,13 @@ The file is free-format MPS, always a **minimisation** (no ``OBJSENSE``
 section, which readers disagree on), with short safe names: columns ``C0``,
 ``C1``, ..., rows ``R0``, ``R1``, ..., objective ``OBJ``. Every integer column
 gets explicit bounds (readers disagree on their defaults). A non-zero objective
-constant is written as a column ``CONST`` fixed at 1. Output is deterministic:
-the same model gives the same bytes.
+constant is written as a column ``CONST`` fixed at 1. A quadratic objective
+(``LinearModel.Q``) is written as a ``QUADOBJ`` section: the upper triangle
+of ``Q``, one line ``Ci Cj Q[i,j]`` per entry with ``i <= j``, meaning
+``c @ x + 1/2 x @ Q @ x`` (the convention of CPLEX, Gurobi, SCIP and HiGHS,
+which read it); readers that take no quadratic objective (e.g. GLPK, CBC)
+cannot read such a file. Output is deterministic: the same model gives the
+same bytes.
 
 The JSON side file ``<path>.json`` maps names back: blocks with their first
 name and shape, the selection block's item of each column, the objective sign
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+import scipy.sparse as sp
 
 from .errors import InvalidInputError
 from .model import LinearModel
@@ -135,6 +141,12 @@ def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None) 
             lines.append(f" PL BND  {nm}")
     if model.c0 != 0:
         lines.append(" FX BND  CONST  1")
+    if model.Q is not None and model.Q.nnz:
+        lines.append("QUADOBJ")
+        U = sp.triu(model.Q, format="coo")
+        order = np.lexsort((U.col, U.row))
+        r, c, v = U.row[order], U.col[order], U.data[order]
+        lines += [f"    {a}  {b}  {val}" for a, b, val in zip(cname[r].tolist(), cname[c].tolist(), _fmt(v))]
     lines.append("ENDATA")
     path.write_text("\n".join(lines) + "\n")
     jpath = path.with_name(path.name + ".json")
@@ -156,6 +168,8 @@ def _name_map(model: LinearModel, formulation: Any) -> dict[str, Any]:
         "objective_sign": model.objective_sign,
         "objective_constant": model.c0,
         "constant_column": "CONST" if model.c0 != 0 else None,
+        "quadratic": bool(model.Q is not None and model.Q.nnz),
+        "integer_columns": int(model.integrality.sum()),
         "columns": blocks(model.col_blocks, "C"),
         "rows": blocks(model.row_blocks, "R"),
         "selection": {"block": sel.name, "first_column": sel.start, "items": model.selection_items.tolist()},
@@ -228,6 +242,12 @@ def solve_mps(path: str | Path, time_limit: float | None = None, *, seed: int = 
     info = read_name_map(path)
     if not path.is_file():
         raise InvalidInputError(f"path: no such MPS file {str(path)!r}")
+    if info.get("quadratic") and info.get("integer_columns", 1):
+        raise InvalidInputError(
+            f"path: {str(path)!r} holds a mixed-integer quadratic program (QUADOBJ section and integer columns), "
+            "which HiGHS does not solve; solve the formulation with method 'scip' (or 'pyomo' with solver='scip'), "
+            "or read the file with SCIP: pyscipopt.Model().readProblem(path)"
+        )
     hp = _highspy()
     h = hp.Highs()
     h.setOptionValue("output_flag", False)

@@ -6,6 +6,11 @@ interface (``pyomo.contrib.solver``, the new solver API: termination kept apart
 from solution status, solution loaded only when there is one), or by any other
 Pyomo solver given by name (``solver="cbc"``, ``"glpk"``, ``"gurobi"``, ...).
 
+A model with a quadratic objective (``LinearModel.Q``) becomes a Pyomo
+quadratic objective; it needs a solver that takes mixed-integer quadratic
+programs: by default (``solver=None``) SCIP through PySCIPOpt
+(``scip_direct``, the new solver API), or e.g. ``solver="gurobi"``.
+
 Building Pyomo components is slow for large models; the result's extras record
 the neutral build time (``build_seconds``), the Pyomo build time
 (``pyomo_build_seconds``) and the solve time apart. Under a time limit the
@@ -24,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, linear_acceptor, run_exact
-from .errors import SolverNotInstalledError
+from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, module_available, quadratic_acceptor, run_exact
+from .errors import InvalidInputError, SolverNotInstalledError
 from .model import Block, LinearModel
 from .options import Option
 from .registry import register_method
@@ -38,7 +43,8 @@ PYOMO_NNZ_PER_SECOND = 1.0e5
 
 PYOMO_OPTIONS = (
     *COMMON_OPTIONS,
-    Option("solver", "highs", "str", doc="a Pyomo solver name (the new-API HiGHS interface by default)"),
+    Option("solver", None, "str", doc="a Pyomo solver name (default: the new-API HiGHS interface for linear models, "
+                                      "SCIP through PySCIPOpt for quadratic objectives)"),
     Option("solver_options", None, "mapping", doc="raw options of that solver"),
 )
 
@@ -154,11 +160,16 @@ def _to_pyomo(model: LinearModel, pyo: Any, check: Callable[[], None]) -> Any:
 
         setattr(m, blk.name, pyo.Constraint(keys, rule=rule))
     nz = np.flatnonzero(model.c)
-    m.objective = pyo.Objective(
-        expr=LinearExpression(constant=float(model.c0), linear_coefs=model.c[nz].tolist(),
-                              linear_vars=[flat[j] for j in nz]),
-        sense=pyo.minimize,
-    )
+    obj = LinearExpression(constant=float(model.c0), linear_coefs=model.c[nz].tolist(),
+                           linear_vars=[flat[j] for j in nz])
+    if model.Q is not None and model.Q.nnz:  # 1/2 x'Qx from the upper triangle
+        import scipy.sparse as sp
+
+        U = sp.triu(model.Q, format="coo")
+        half = np.where(U.row == U.col, 0.5, 1.0) * U.data
+        obj = obj + pyo.quicksum(float(v) * flat[i] * flat[j] for i, j, v in zip(U.row.tolist(), U.col.tolist(),
+                                                                               half.tolist()))
+    m.objective = pyo.Objective(expr=obj, sense=pyo.minimize)
     m._benchsel_flat = flat  # column order of the neutral model
     m._benchsel_selection = (model.selection_block, model.selection_items)
     return m
@@ -172,7 +183,8 @@ def selection_from_pyomo(m: Any) -> np.ndarray:
     return np.sort(items[vals > 0.5]).astype(np.int64)
 
 
-_NEW_API = {"highs": "highs", "gurobi": "gurobi_direct", "gurobi_persistent": "gurobi_persistent", "ipopt": "ipopt"}
+_NEW_API = {"highs": "highs", "gurobi": "gurobi_direct", "gurobi_persistent": "gurobi_persistent", "ipopt": "ipopt",
+            "scip": "scip_direct"}
 
 
 def _termination_new(tc) -> Termination:
@@ -289,6 +301,10 @@ def predicted_build_seconds(model: LinearModel) -> float:
 
 def _solve_step(run: ExactRun) -> SolveStep:
     o = run.opts
+    solver = o["solver"] or ("scip" if run.model.is_quadratic else "highs")
+    if run.model.is_quadratic and solver in ("highs", "cbc", "glpk"):
+        raise InvalidInputError(f"solver: {solver!r} solves no mixed-integer quadratic program; use solver='scip' "
+                                "(the default for quadratic objectives) or another MIQP solver (e.g. 'gurobi')")
     if run.budget.limit is not None:
         left = run.budget.left() or 0.0
         need = predicted_build_seconds(run.model) * (1.0 + HANDOVER_FACTOR)
@@ -321,7 +337,7 @@ def _solve_step(run: ExactRun) -> SolveStep:
     # no watchdog thread here: Pyomo's solver interfaces redirect the process's file descriptors while
     # they run, which an abandoned thread would leave in disorder
     ok, term, bound, more = solve_pyomo_model(
-        m, solver=o["solver"], time_limit=limit, mip_rel_gap=o["mip_rel_gap"], mip_abs_gap=o["mip_abs_gap"],
+        m, solver=solver, time_limit=limit, mip_rel_gap=o["mip_rel_gap"], mip_abs_gap=o["mip_abs_gap"],
         threads=o["threads"], verbose=o["verbose"], seed=run.seed, solver_options=o["solver_options"],
     )
     extra.update(more)
@@ -331,7 +347,12 @@ def _solve_step(run: ExactRun) -> SolveStep:
 @register_method(
     "pyomo",
     kind="exact",
-    accepts=linear_acceptor("Pyomo"),
+    accepts=quadratic_acceptor(
+        "Pyomo", "pyomo", label="pyomo (solver='scip')",
+        quadratic_usable=lambda: module_available("pyscipopt"),
+        quadratic_missing="Pyomo's solver for mixed-integer quadratic programs here is SCIP through PySCIPOpt "
+                          "('scip_direct'), which is not installed: pip install pyscipopt",
+    ),
     description="Pyomo ConcreteModel of the neutral model, solved by Pyomo's HiGHS interface (or solver=<name>)",
     options=PYOMO_OPTIONS,
 )

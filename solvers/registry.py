@@ -31,6 +31,7 @@ _BUILTIN_MODULES = (
     "benchsel.solvers.highs_backend",
     "benchsel.solvers.pyomo_backend",
     "benchsel.solvers.cpsat_backend",
+    "benchsel.solvers.scip_backend",
     "benchsel.heuristics.generic",
     "benchsel.heuristics.kmedoids",
     "benchsel.heuristics.positional",
@@ -114,7 +115,7 @@ def register_method(
     kind: str,
     accepts: Acceptor | type | tuple[type, ...],
     description: str = "",
-    options: Iterable[str] = (),
+    options: Iterable[Option | str] = (),
     replace: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering ``run`` under ``name``.
@@ -163,7 +164,7 @@ def register_method(
                 checked, passed = check_options(given, specs, name, passthrough=model)
                 return run(f, time_limit=time_limit, seed=seed, **checked, **passed)
 
-        new = Method(name, kind, call, accepts, description, option_names(options), specs)  # type: ignore[arg-type]
+        new = Method(name, kind, call, accepts, description, option_names(options), specs)
         old = [] if replace else [m for m in _REGISTRY.get(name, []) if getattr(m.run, "__wrapped__", m.run) is not run]
         if old and old[0].kind != kind:
             raise ValueError(f"kind: method {name!r} is already registered as {old[0].kind!r}, got {kind!r}")

@@ -8,6 +8,9 @@ from benchsel.solvers import InvalidInputError, ModelBuilder, Termination
 from benchsel.solvers.cpsat_backend import scale_model, solve_model_cpsat
 from benchsel.solvers.highs_backend import solve_model_highs
 from benchsel.solvers.pyomo_backend import selection_from_pyomo, solve_pyomo_model, to_pyomo
+from benchsel.solvers.scip_backend import scip_available, solve_model_scip
+
+needs_scip = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not installed")
 
 
 def knapsack():
@@ -61,31 +64,41 @@ def _pyomo(model):
     return (selection_from_pyomo(m) if ok else None), term, bound
 
 
-BACKENDS = {"highs": _highs, "cpsat": _cpsat, "pyomo": _pyomo}
+def _scip(model):
+    sel, term, bound, _ = solve_model_scip(model, time_limit=30)
+    return sel, term, bound
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+BACKENDS = {"highs": _highs, "cpsat": _cpsat, "pyomo": _pyomo, "scip": _scip}
+ALL = [pytest.param(b, marks=needs_scip) if b == "scip" else b for b in BACKENDS]
+
+
+def _run(backend, model):
+    return BACKENDS[backend](model)
+
+
+@pytest.mark.parametrize("backend", ALL)
 @pytest.mark.parametrize("case", [knapsack, mixed_fractional])
 def test_known_optimum(backend, case):
     model, optimum, selection = case()
-    sel, term, bound = BACKENDS[backend](model)
+    sel, term, bound = _run(backend, model)
     assert term == Termination.OPTIMAL
     assert sel.tolist() == selection
     # bound is on the minimised model objective; convert with the sign
     assert model.objective_sign * bound == pytest.approx(optimum, rel=1e-6, abs=1e-6)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", ALL)
 def test_infeasible(backend):
-    sel, term, bound = BACKENDS[backend](infeasible())
+    sel, term, bound = _run(backend, infeasible())
     assert sel is None
     assert term in (Termination.INFEASIBLE, Termination.INFEASIBLE_OR_UNBOUNDED)
     assert bound is None
 
 
-@pytest.mark.parametrize("backend", ["highs", "pyomo"])
+@pytest.mark.parametrize("backend", ["highs", "pyomo", pytest.param("scip", marks=needs_scip)])
 def test_unbounded(backend):
-    _, term, bound = BACKENDS[backend](unbounded())
+    sel, term, bound = _run(backend, unbounded())
     assert term in (Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED)
     assert bound is None
 
@@ -146,3 +159,63 @@ def test_model_builder_sums_duplicates_and_labels():
     assert m.A.nnz == 1 and m.A[0, x[1, 2]] == 3.0
     assert m.column_label(int(x[1, 2])) == "x[1,2]"
     assert m.row_label(0) == "r[0]"
+
+
+# ------------------------------------------------------------ quadratic objectives
+def convex_miqp():
+    """min sum_i (w_i - a_i)^2, w_i = 0 unless z_i, sum z = 1: keep the largest |a_i| (item 1): 0.25 + 1."""
+    a = np.array([0.5, -1.5, 1.0])
+    b = ModelBuilder("cmiqp")
+    z = b.add_vars("z", 3, lb=0, ub=1, integer=True)
+    w = b.add_vars("w", 3, lb=-2, ub=2, cost=-2 * a)
+    b.add_cardinality("card", z, 1)
+    r = np.arange(3)
+    b.add_rows("up", rows=np.r_[r, r], cols=np.r_[w, z], vals=np.r_[np.ones(3), -2 * np.ones(3)], ub=np.zeros(3))
+    b.add_rows("lo", rows=np.r_[r, r], cols=np.r_[w, z], vals=np.r_[np.ones(3), 2 * np.ones(3)], lb=np.zeros(3))
+    b.add_quadratic_objective(w, w, 2.0)
+    b.add_objective_constant(float(a @ a))
+    return b.build(selection_block="z", selection_items=np.arange(3)), 1.25, [1]
+
+
+def nonconvex_miqp():
+    """min -x0 x1 - 2 x1 x2 + 3 x0 x2 over pairs of binaries: {1, 2} at -2 (an indefinite Q)."""
+    b = ModelBuilder("ncmiqp")
+    x = b.add_vars("x", 3, lb=0, ub=1, integer=True)
+    b.add_cardinality("card", x, 2)
+    b.add_quadratic_objective([0, 1, 0], [1, 2, 2], [-2.0, -4.0, 6.0])  # 1/2 x'Tx with T upper: the products above
+    return b.build(selection_block="x", selection_items=np.arange(3)), -2.0, [1, 2]
+
+
+def test_quadratic_builder_symmetrises_and_evaluates():
+    model, opt, _sel = nonconvex_miqp()
+    Q = model.Q.toarray()
+    assert np.allclose(Q, Q.T) and Q[0, 1] == -1.0 and Q[1, 2] == -2.0 and Q[0, 2] == 3.0
+    x = np.array([0.0, 1.0, 1.0])
+    assert model.objective_value(x) == pytest.approx(opt)
+    assert model.is_quadratic and model.summary()["q_nnz"] == 6
+
+
+QUADRATIC = [pytest.param("scip", marks=needs_scip), pytest.param("pyomo", marks=needs_scip)]
+
+
+@pytest.mark.parametrize("backend", QUADRATIC)
+@pytest.mark.parametrize("case", [convex_miqp, nonconvex_miqp])
+def test_quadratic_known_optimum(backend, case):
+    model, optimum, selection = case()
+    if backend == "scip":
+        sel, term, bound = _scip(model)
+    else:
+        m = to_pyomo(model)
+        _ok, term, bound, _ = solve_pyomo_model(m, solver="scip", time_limit=30)
+        sel = selection_from_pyomo(m)
+    assert term == Termination.OPTIMAL
+    assert sel.tolist() == selection
+    assert bound == pytest.approx(optimum, rel=1e-5, abs=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_linear_backends_refuse_quadratic_models_naming_takers(backend):
+    model, _, _ = convex_miqp()
+    with pytest.raises(InvalidInputError, match=r"quadratic objective.*backends that take it: ") as e:
+        BACKENDS[backend](model)
+    assert ("scip" in str(e.value)) == scip_available()

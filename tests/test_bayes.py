@@ -111,7 +111,7 @@ def test_posterior_forms_agree_and_match_brute_force(seed, n, binary, kernel):
     np.testing.assert_allclose(pi.cov, pb.cov, atol=1e-9)
     # Var(R|C) and E[R|C] against item-level Gaussian conditioning of all N scores
     mu, K = _joint(m, a, b)
-    rest, mr, Vr = _condition(mu, K, C, s)
+    _rest, mr, Vr = _condition(mu, K, C, s)
     r = (m.buckets.sizes - pi.counts).astype(float)
     assert m.var_R(pi.cov @ r, pi.counts) == pytest.approx(Vr.sum() / N ** 2, rel=1e-7, abs=1e-13)
     assert m.mean_R(pi.mean, pi.counts, s.sum()) == pytest.approx((s.sum() + mr.sum()) / N, abs=1e-9)
@@ -157,7 +157,7 @@ def test_sequential_posterior_refuses_repeats_and_bad_scores():
 
 
 def test_single_item_gain_is_entropy_reduction():
-    f, R, C = _instance(3, N=12, n_coreset=3, k=1, binary=False, sigma2=1e-2)
+    f, _R, _C = _instance(3, N=12, n_coreset=3, k=1, binary=False, sigma2=1e-2)
     m = f.model
     p = f.posterior
     r = (m.buckets.sizes - p.counts).astype(float)
@@ -216,7 +216,7 @@ def test_fit_bounds_and_never_worse():
     assert a >= 1e-5 and b >= 1e-5
     assert info["nll"] <= m.nll(1.0, 1.0, C, s) + 1e-12
     assert info["nll"] == pytest.approx(m.nll(a, b, C, s))
-    a2, b2, info2 = m.fit(C, s, alpha0=a, beta0=b, extra_starts=[(1.0, 1.0), (0.1, 10.0)])
+    _a2, _b2, info2 = m.fit(C, s, alpha0=a, beta0=b, extra_starts=[(1.0, 1.0), (0.1, 10.0)])
     assert info2["starts"] == 3 and info2["nll"] <= info["nll"] + 1e-9
     assert m.fit([], [], alpha0=0.3, beta0=2.0)[:2] == (0.3, 2.0)
     a3, b3, _ = m.fit(C, s, alpha0=1e-9, beta0=1e-9)  # starts are clipped to the bounds
@@ -225,7 +225,7 @@ def test_fit_bounds_and_never_worse():
 
 # ============================================================= formulation
 def test_contract_and_beta_is_variance_reduction():
-    f, R, C = _instance(11, N=15, n_coreset=5, k=3, binary=False, sigma2=1e-2)
+    f, _R, C = _instance(11, N=15, n_coreset=5, k=3, binary=False, sigma2=1e-2)
     assert f.sense == "max" and f.n_items == 15
     mu, K = _joint(f.model, 1.0, 1.0)
     z = np.zeros(C.size)
@@ -243,7 +243,7 @@ def test_contract_and_beta_is_variance_reduction():
 
 
 def test_check_reports_size_and_coreset_items():
-    f, R, C = _instance(2, k=2)
+    f, _R, C = _instance(2, k=2)
     chk = f.check([int(C[0]), int(f.unevaluated[0])])
     assert not chk.feasible and "already in the coreset" in chk.reasons[0]
     chk = f.check(f.unevaluated[:3])
@@ -270,10 +270,13 @@ def test_observed_alignment_and_extras():
     "kwargs,match",
     [
         (dict(R=np.full((2, 5), np.nan)), r"reference_scores: expected finite values, got 10 non-finite \(NaN\)"),
-        (dict(R=np.array([[0.0, np.inf, 1.0]])), r"reference_scores: expected finite values, got 1 non-finite \(infinite\)"),
+        (dict(R=np.array([[0.0, np.inf, 1.0]])),
+         r"reference_scores: expected finite values, got 1 non-finite \(infinite\)"),
         (dict(observed=[0.1, np.nan]), r"observed: expected finite values"),
-        (dict(observed=[0.1, 0.2, 0.3]), r"observed: target scores must match the coreset \(2 items\) or the reference item count N = 6; got 3"),
-        (dict(k=5), r"k: expected an integer with 1 <= k <= the number of unevaluated items \|U\| = N - \|coreset\| = 4, got 5"),
+        (dict(observed=[0.1, 0.2, 0.3]),
+         r"observed: target scores must match the coreset \(2 items\) or the reference item count N = 6; got 3"),
+        (dict(k=5),
+         r"k: expected an integer with 1 <= k <= the number of unevaluated items \|U\| = N - \|coreset\| = 4, got 5"),
         (dict(k=0), r"k: expected an integer with 1 <= k"),
         (dict(coreset=[0, 0]), r"coreset: expected distinct item indices"),
         (dict(coreset=[0, 9]), r"coreset: expected item indices in \[0, 6\)"),
@@ -296,12 +299,46 @@ def test_bad_input(kwargs, match):
 def test_linear_backends_refuse_with_reason():
     f, _, _ = _instance(0)
     assert set(available_methods(f)) >= {"exhaustive", "smc", "greedy", "random"}
-    for m in ("highs", "pyomo", "cpsat"):
-        with pytest.raises(MethodNotApplicableError, match="HiGHS and CP-SAT take no quadratic integer model") as e:
+    for m in ("highs", "cpsat"):
+        with pytest.raises(MethodNotApplicableError, match="stated with a quadratic objective") as e:
             solve(f, m)
-        assert "ratio of quadratic forms" in str(e.value) and "l0-constrained QP" in str(e.value)
-    with pytest.raises(Exception, match="no mixed-integer linear statement"):
-        f.linear_model()
+        assert "reads mixed-integer linear models only; backends that take it" in str(e.value)
+    assert not f.is_linear and f.quadratic_statement and "l0-constrained QP" in f.not_linear_reason
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_miqp_statement_minimum_over_w_is_minus_beta(seed):
+    """For a fixed support, the program's minimum over w is -beta(A), and that w is within the bounds."""
+    f, _, _ = _instance(seed, N=16, Kr=2 + seed % 2, binary=seed % 2 == 0, k=3, n_coreset=3)
+    m = f.linear_model()
+    assert m.is_quadratic and m.objective_sign == -1 and m.meta["variant"] == "miqp-counts"
+    z, w, g = (m.col_block(n) for n in ("z", "w", "g"))
+    Q = m.Q.toarray()
+    assert np.count_nonzero(Q - np.diag(np.diag(Q))) == 0  # diagonal: perspective-ready squares
+    rng = np.random.default_rng(seed)
+    items = m.selection_items
+    for _ in range(5):
+        # a support of k copies taken in order within their buckets (the order rows)
+        buckets = f.data.to_buckets(items)
+        chosen = []
+        for b in rng.permutation(np.unique(buckets)):
+            take = np.flatnonzero(buckets == b)[: rng.integers(1, 3)]
+            chosen.extend(take.tolist())
+            if len(chosen) >= f.k:
+                break
+        chosen = np.asarray(chosen[: f.k])
+        sel = np.sort(items[chosen])
+        S = f.sigma_U(sel)
+        wA = np.linalg.solve(S, f.v(sel)) / f.n_items  # the optimal weights of the support
+        x = np.zeros(m.n_cols)
+        by_item = chosen[np.argsort(items[chosen])]
+        x[z.start + by_item] = 1.0
+        x[w.start + by_item] = wA
+        # g from the factor rows g - G H^T w = 0
+        F = m.A[m.row_block("factor").start:m.row_block("factor").stop]
+        x[g.start:g.stop] = -(F[:, :g.start] @ x[:g.start])
+        assert m.max_violation(x) < 1e-7
+        assert m.objective_value(x) == pytest.approx(f.evaluate(sel), rel=1e-8)
 
 
 # =================================================================== methods
@@ -313,7 +350,7 @@ def test_exhaustive_modes_agree_with_brute_force(seed):
     for mode in ("items", "counts"):
         b, v, info = exhaustive_search(f.data, mode=mode)
         vals[mode] = v
-        assert info["complete"] and info["evaluated"] == info["n_candidates"] or mode == "counts"
+        assert (info["complete"] and info["evaluated"] == info["n_candidates"]) or mode == "counts"
         assert f.evaluate(f.data.to_items(b)) == pytest.approx(opt, rel=1e-9)
     res = solve(f, "exhaustive")
     assert res.termination == "optimal" and res.objective == pytest.approx(opt, rel=1e-9)
@@ -363,7 +400,7 @@ def test_smc_is_seeded_and_options():
     r = solve(f, "smc", seed=0, time_limit=0.01)
     assert r.feasible
     assert solve(f, "smc", seed=0, temperature=0.01, n_particles=6, n_generations=3).feasible
-    with pytest.raises(InvalidInputError, match="temperature: expected 0.0 < temperature, got 0"):
+    with pytest.raises(InvalidInputError, match=r"temperature: expected 0\.0 < temperature, got 0"):
         solve(f, "smc", temperature=0.0)
     with pytest.raises(InvalidInputError, match="options: 'particles' not understood by method 'smc'"):
         solve(f, "smc", particles=3)

@@ -126,7 +126,8 @@ def test_bayesame_refits_every_F_items():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        (dict(y=np.zeros(5)), r"target: reference and target item counts differ: reference_scores has N = 6 items, target has 5"),
+        (dict(y=np.zeros(5)),
+         r"target: reference and target item counts differ: reference_scores has N = 6 items, target has 5"),
         (dict(y=np.array([0, 1, np.nan, 0, 1, 0.0])), r"target: expected finite values"),
         (dict(R=np.array([[0, np.inf, 1, 0, 1, 0.0]])), r"reference_scores: expected finite values"),
         (dict(eps1=0.0), r"eps1: expected 0.0 < eps1, got 0"),
@@ -147,7 +148,7 @@ def test_bayesame_bad_input(kwargs, match):
 
 
 def test_callable_target_bad_score():
-    R, y = _synthetic(0, N=20)
+    R, _y = _synthetic(0, N=20)
     with pytest.raises(InvalidInputError, match="target: expected a finite score, got inf"):
         bayesame_evaluate(R, lambda i: math.inf, seed=0)
 
@@ -167,7 +168,7 @@ def test_rs_mean():
     assert st.stopped and st.n == stopping_point(r.trace["estimate"], r.trace["width"], 0.2, 0.2, 30)
     with pytest.raises(InvalidInputError, match="n_items: expected the number of items N when target is a callable"):
         rs_mean_evaluate(lambda i: 0.0)
-    with pytest.raises(InvalidInputError, match="eps1: expected 0.0 < eps1"):
+    with pytest.raises(InvalidInputError, match=r"eps1: expected 0\.0 < eps1"):
         rs_mean_evaluate(y, eps1=0)
 
 
@@ -217,11 +218,12 @@ def test_extrapolation_split():
     np.testing.assert_array_equal(s.dropped, np.sort(order[10:20]))  # 20 % of 50 models
     assert s.pool.size == 30 and s.references.size == 15
     assert Y.mean(axis=1)[s.pool].max() <= Y.mean(axis=1)[s.dropped].min()
-    with pytest.raises(InvalidInputError, match="drop_fraction: 10 targets plus 2 dropped models leave no reference model"):
+    with pytest.raises(InvalidInputError,
+                       match="drop_fraction: 10 targets plus 2 dropped models leave no reference model"):
         extrapolation_split(np.zeros((12, 3)), seed=0)
     with pytest.raises(InvalidInputError, match=r"n_targets: expected an integer with 1 <= n_targets <= M - 1 = 4"):
         interpolation_split(np.zeros((5, 3)))
-    with pytest.raises(InvalidInputError, match="ref_fraction: expected 0.0 < ref_fraction <= 1.0, got 0"):
+    with pytest.raises(InvalidInputError, match=r"ref_fraction: expected 0\.0 < ref_fraction <= 1\.0, got 0"):
         interpolation_split(np.zeros((20, 3)), ref_fraction=0.0)
 
 

@@ -73,3 +73,51 @@ def test_lazy_models_are_refused(tmp_path):
     with pytest.raises(InvalidInputError, match="not a benchsel MPS name map"):
         (tmp_path / "y.mps.json").write_text('{"format": "other"}')
         read_name_map(tmp_path / "y.mps")
+
+
+def _quadratic_model(integer: bool):
+    b = ModelBuilder("qp")
+    z = b.add_vars("z", 3, lb=0, ub=1, integer=integer, cost=[0.1, 0.2, 0.3])
+    w = b.add_vars("w", 2, lb=-3, ub=3, cost=[-1.0, 2.0])
+    b.add_cardinality("card", z, 2)
+    b.add_quadratic_objective(np.r_[w, w[0]], np.r_[w, w[1]], [2.0, 4.0, 1.0])  # w0^2 + 2 w1^2 + w0 w1 / 2 ...
+    b.add_objective_constant(0.5)
+    return b.build(selection_block="z", selection_items=np.arange(3))
+
+
+def test_quadratic_objective_written_as_quadobj_upper_triangle(tmp_path):
+    model = _quadratic_model(integer=True)
+    mps, _js = write_mps(model, tmp_path / "q.mps")
+    text = mps.read_text()
+    assert "QUADOBJ" in text and text.index("QUADOBJ") > text.index("BOUNDS")
+    quad = text.split("QUADOBJ\n")[1].split("ENDATA")[0].split("\n")
+    entries = [ln.split() for ln in quad if ln.strip()]
+    U = model.Q.toarray()
+    assert len(entries) == 3  # (w0, w0), (w0, w1), (w1, w1): upper triangle only
+    for a, b, v in entries:
+        i, j = int(a[1:]), int(b[1:])
+        assert i <= j and float(v) == U[i, j]
+    again, _ = write_mps(model, tmp_path / "q2.mps")
+    assert again.read_bytes().replace(b"q2", b"q") == mps.read_bytes().replace(b"q2", b"q")
+    assert read_name_map(mps)["quadratic"] is True
+
+
+def test_quadobj_convention_matches_highs_reader(tmp_path):
+    """A continuous QP read back by HiGHS has the model's optimum (c x + 1/2 x'Qx + c0)."""
+    model = _quadratic_model(integer=False)
+    mps, _ = write_mps(model, tmp_path / "cqp.mps")
+    obj, values, _ = _solve_mps(mps)
+    x = np.array([values[f"C{j}"] for j in range(model.n_cols)])
+    assert obj == pytest.approx(model.objective_value(x), abs=1e-7)
+    # the optimum of the QP part: minimise w0^2 + 2 w1^2 + w0 w1 / 2 - w0 + 2 w1 by its stationarity
+    Qw = model.Q.toarray()[3:, 3:]
+    w = np.linalg.solve(Qw, -model.c[3:])
+    assert np.allclose(x[3:], w, atol=1e-5)
+
+
+def test_solve_mps_refuses_a_mixed_integer_qp(tmp_path):
+    from benchsel.solvers.mps import solve_mps
+
+    mps, _ = write_mps(_quadratic_model(integer=True), tmp_path / "miqp.mps")
+    with pytest.raises(InvalidInputError, match=r"mixed-integer quadratic program.*'scip'"):
+        solve_mps(mps)

@@ -38,9 +38,14 @@ def test_listing_and_refusal():
     R = np.random.default_rng(0).integers(0, 2, size=(4, 12)).astype(float)
     b = BatchInformationGain(R, k=2)
     assert "highs" not in available_methods(b)
-    with pytest.raises(MethodNotApplicableError, match="no quadratic integer model.*Methods that accept it: .*exhaustive"):
+    with pytest.raises(MethodNotApplicableError,
+                       match="quadratic objective.*backends that take it: .*scip.*Methods that accept it: .*exhaustive"):
         solve(b, "highs")
-    assert set(available_methods(make_kmedoids(10, 2), kind="exact")) == {"highs", "pyomo", "cpsat"}
+    from benchsel.solvers.scip_backend import scip_available
+
+    exact = {"highs", "pyomo", "cpsat"} | ({"scip"} if scip_available() else set())
+    assert set(available_methods(make_kmedoids(10, 2), kind="exact")) == exact
+    assert ("scip" in available_methods(b)) == scip_available()
 
 
 def test_declared_options_are_checked_once_with_defaults_filled(monkeypatch):

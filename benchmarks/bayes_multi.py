@@ -1,0 +1,303 @@
+"""Multi-target BayesAME against single-target BayesAME on 10 low- or high-correlation targets (paper section 5.2).
+
+Usage::
+
+    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi                    # every job, then the report
+    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --seeds 0 10       # jobs of seeds 0..9 only
+    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --report-only   # tables, PNG from the jobs
+    python -m benchsel.benchmarks.bayes_multi --quick --out /tmp/bm                        # 2 seeds, small coresets
+
+Design (the paper's, section 5.2, with our data):
+
+* datasets: ``openllm_v2_ifeval`` (binary, 448 models x 541 items) and
+  ``newstest2021_ende_mqm`` (continuous MQM penalties of 17 MT systems x 527
+  segments, mapped to ``[0, 1]`` by ``1 - penalty / 25``);
+* targets: ``high`` — the 10 most correlated models (greedy: the most
+  correlated pair, then the model of largest mean correlation with those
+  chosen), the same for every seed; ``low`` — 10 models drawn at random per
+  seed;
+* references: 50 % of the remaining models, drawn per seed;
+* per seed: one multi-target run over the 10 targets (round-robin, defaults)
+  and one single-target run per target, all to ``--max-frac`` of the items
+  (``stop=False``), estimates recorded at every coreset size;
+* RMSE over (seed, target) at each coreset size ``n``; the multi-target curve
+  starts at its initial block (10 % of the items on every target);
+* item ratio: for the RMSE single-target reaches at ``n_s`` (12.5 %, 15 %,
+  17.5 %, 20 % of N), the smallest ``n_m`` at which multi-target is at least
+  as accurate, reported as ``n_m / n_s`` (below 1: multi-target needs fewer
+  items), with a 95 % interval from a bootstrap over seeds (1000 resamples);
+* RMSE ratio multi / single at equal ``n``, with the same bootstrap;
+* the stopping rule (``eps1 = 0.005``, ``W = 30``, ``eps2`` in 0.01, 0.02,
+  0.03) on every trace: mean coreset size and RMSE at the stop.
+
+Jobs are written to ``<out>/jobs/<dataset>-<regime>-<seed>.npz`` and skipped
+when present, so a long study can be run in several commands. BLAS runs on
+one thread (set before numpy is imported).
+"""
+from __future__ import annotations
+
+import os
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from benchsel.heuristics.bayes_eval import bayesame_evaluate, stopping_point  # noqa: E402
+from benchsel.heuristics.bayes_multi import bayesame_multi_evaluate  # noqa: E402
+from benchsel.instances.responses import load_responses  # noqa: E402
+
+from ._data import default_data_dir  # noqa: E402
+from .bayes import _write_csv  # noqa: E402
+
+DATASETS = {
+    "ifeval": ("benchmark_prediction/openllm_v2_ifeval.npz", "binary"),
+    "mqm-ende": ("wmt_mqm/newstest2021_ende_mqm.npz", "continuous"),
+}
+REGIMES = ("high", "low")
+N_TARGETS = 10
+EPS1, W, EPS2 = 0.005, 30, (0.01, 0.02, 0.03)
+LEVELS = (0.125, 0.15, 0.175, 0.2)
+
+
+def scores(name: str, data_dir: Path) -> np.ndarray:
+    """The dataset's (models, items) matrix in the study's units (binary as is; MQM as ``1 - penalty / 25``)."""
+    rel, kind = DATASETS[name]
+    Y = load_responses(data_dir / "responses" / rel).matrix(0)  # oriented: higher is better
+    if kind == "continuous":
+        Y = 1.0 + Y / 25.0  # -penalty in [-25, 0] -> [0, 1]
+    return Y
+
+
+def most_correlated(Y: np.ndarray, k: int = N_TARGETS) -> np.ndarray:
+    """``k`` models of high mutual correlation: the most correlated pair, then greedily the largest mean correlation."""
+    C = np.corrcoef(Y)
+    C = np.where(np.isfinite(C), C, -1.0)
+    np.fill_diagonal(C, -np.inf)
+    i, j = np.unravel_index(int(np.argmax(C)), C.shape)
+    chosen = [int(i), int(j)]
+    while len(chosen) < k:
+        rest = np.setdiff1d(np.arange(C.shape[0]), chosen)
+        chosen.append(int(rest[np.argmax(C[np.ix_(rest, np.asarray(chosen))].mean(axis=1))]))
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def split(Y: np.ndarray, regime: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(targets, references) of one seed."""
+    rng = np.random.default_rng([seed, 17])
+    M = Y.shape[0]
+    targets = most_correlated(Y) if regime == "high" else np.sort(rng.choice(M, N_TARGETS, replace=False))
+    pool = np.setdiff1d(np.arange(M), targets)
+    refs = np.sort(rng.choice(pool, max(1, round(0.5 * pool.size)), replace=False))
+    return targets, refs
+
+
+def mean_pairwise_corr(Y: np.ndarray, rows: np.ndarray) -> float:
+    C = np.corrcoef(Y[rows])
+    return float(np.nanmean(C[np.triu_indices(rows.size, 1)]))
+
+
+def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, out: Path) -> Path:
+    path = out / "jobs" / f"{name}-{regime}-{seed}.npz"
+    if path.exists():
+        return path
+    Y = scores(name, data_dir)
+    targets, refs = split(Y, regime, seed)
+    N = Y.shape[1]
+    mx = round(max_frac * N)
+    t0 = time.perf_counter()
+    multi = bayesame_multi_evaluate(Y[refs], Y[targets], max_items=mx, stop=False, seed=seed)
+    t_multi = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    singles = [bayesame_evaluate(Y[refs], Y[t], max_items=mx, stop=False, seed=1000 * seed + i)
+               for i, t in enumerate(targets)]
+    t_single = time.perf_counter() - t0
+    init = multi.info["init"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        path, truth=Y[targets].mean(axis=1), targets=targets, refs=refs, init=init, N=N,
+        multi_n=np.array([r.trace["n"] for r in multi]), multi_est=np.array([r.trace["estimate"] for r in multi]),
+        multi_width=np.array([r.trace["width"] for r in multi]),
+        single_est=np.array([r.trace["estimate"] for r in singles]),
+        single_width=np.array([r.trace["width"] for r in singles]),
+        corr=mean_pairwise_corr(Y, targets), regime_unique=multi.info["regime"] == "unique",
+        active=multi.info["active"], n_buckets=multi.info["n_buckets"], seconds=np.array([t_multi, t_single]),
+        sigma2=multi.info["sigma2"],
+    )
+    return path
+
+
+# ------------------------------------------------------------------ report
+def _rmse(err: np.ndarray) -> np.ndarray:
+    """RMSE over the first axes (seeds, targets) of ``err`` (..., n)."""
+    return np.sqrt(np.mean(err.reshape(-1, err.shape[-1]) ** 2, axis=0))
+
+
+def _curves(jobs: list[dict[str, Any]], idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """RMSE curves over the jobs ``idx``: single (n = 1..mx) and multi (n = init..mx)."""
+    es = np.stack([jobs[i]["single_est"] - jobs[i]["truth"][:, None] for i in idx])
+    em = np.stack([jobs[i]["multi_est"] - jobs[i]["truth"][:, None] for i in idx])
+    return _rmse(es), _rmse(em)
+
+
+def _ratio(rs: np.ndarray, rm: np.ndarray, init: int, n_s: int) -> float:
+    """Smallest n_m >= init with rm <= rs[n_s], over n_s (inf when not reached)."""
+    target = rs[n_s - 1]
+    ok = np.flatnonzero(rm <= target)
+    return float((init + ok[0]) / n_s) if ok.size else float("inf")
+
+
+def _interval(values: np.ndarray) -> tuple[float, float]:
+    """95 % percentile interval of bootstrap values that may be ``inf`` (never reached): ``inf`` stays ``inf``."""
+    big = np.finfo(float).max
+    lo, hi = np.percentile(np.where(np.isinf(values), big, values), [2.5, 97.5], method="nearest")
+    return (math.inf if lo >= big else float(lo)), (math.inf if hi >= big else float(hi))
+
+
+def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, quiet: bool = False
+           ) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    rows, curve_rows, stop_rows = [], [], []
+    for name in names:
+        for regime in regimes:
+            files = sorted((out / "jobs").glob(f"{name}-{regime}-*.npz"))
+            if not files:
+                continue
+            jobs = [dict(np.load(f)) for f in files]
+            N = int(jobs[0]["N"])
+            init = int(jobs[0]["init"])
+            mx = jobs[0]["single_est"].shape[1]
+            rs, rm = _curves(jobs, np.arange(len(jobs)))
+            rng = np.random.default_rng(0)
+            boots = [_curves(jobs, rng.integers(0, len(jobs), len(jobs))) for _ in range(n_boot)]
+            key = f"{name}/{regime}"
+            entry: dict[str, Any] = {"seeds": len(jobs), "N": N, "init": init, "max_items": mx,
+                                     "corr": float(np.mean([j["corr"] for j in jobs])),
+                                     "unique": bool(jobs[0]["regime_unique"]), "active": bool(jobs[0]["active"]),
+                                     "rs": rs, "rm": rm, "levels": {}}
+            for frac in LEVELS:
+                n_s = round(frac * N)
+                if n_s > mx or n_s < init:
+                    continue
+                ratio = _ratio(rs, rm, init, n_s)
+                br = np.array([_ratio(a, b, init, n_s) for a, b in boots])
+                rr = float(rm[n_s - init] / rs[n_s - 1])
+                brr = np.array([b[n_s - init] / a[n_s - 1] for a, b in boots])
+                lo, hi = _interval(br)
+                rlo, rhi = _interval(brr)
+                entry["levels"][frac] = {"n_single": n_s, "rmse_single": float(rs[n_s - 1]),
+                                         "rmse_multi": float(rm[n_s - init]), "item_ratio": ratio,
+                                         "item_ratio_ci": (float(lo), float(hi)), "rmse_ratio": rr,
+                                         "rmse_ratio_ci": (float(rlo), float(rhi))}
+                rows.append({"dataset": name, "regime": regime, "seeds": len(jobs), "n_frac": frac, "n_single": n_s,
+                             "rmse_single": rs[n_s - 1], "rmse_multi_same_n": rm[n_s - init],
+                             "rmse_ratio": rr, "rmse_ratio_lo": rlo, "rmse_ratio_hi": rhi,
+                             "item_ratio": ratio, "item_ratio_lo": lo, "item_ratio_hi": hi})
+            for n in range(1, mx + 1):
+                curve_rows.append({"dataset": name, "regime": regime, "n": n, "rmse_single": rs[n - 1],
+                                   "rmse_multi": rm[n - init] if n >= init else ""})
+            for method, est, wid, start in (("single", "single_est", "single_width", 1),
+                                            ("multi", "multi_est", "multi_width", init)):
+                for e2 in EPS2:
+                    ns, errs = [], []
+                    for j in jobs:
+                        for t in range(j[est].shape[0]):
+                            k = stopping_point(j[est][t], j[wid][t], EPS1, e2, W)
+                            k = j[est].shape[1] if k is None else k
+                            ns.append(start + k - 1)
+                            errs.append(j[est][t, k - 1] - j["truth"][t])
+                    stop_rows.append({"dataset": name, "regime": regime, "method": method, "eps2": e2,
+                                      "mean_n": float(np.mean(ns)), "rmse": float(np.sqrt(np.mean(np.square(errs)))),
+                                      "stopped_before_max": float(np.mean(np.array(ns) < mx))})
+            summary[key] = entry
+    if out is not None and rows:
+        _write_csv(out / "multi_vs_single.csv", rows)
+        _write_csv(out / "rmse_curves.csv", curve_rows)
+        _write_csv(out / "stopping.csv", stop_rows)
+        _plot(summary, out / "multi_vs_single.png")
+    if not quiet:
+        for key, e in summary.items():
+            print(f"\n== {key}: {e['seeds']} seeds x 10 targets, N = {e['N']}, initial block {e['init']} items, "
+                  f"mean target correlation {e['corr']:.2f}, {'unique' if e['unique'] else 'non-unique'} buckets "
+                  f"({'active' if e['active'] else 'random'} selection)")
+            print(f"  {'n (share)':>12} {'RMSE single':>12} {'RMSE multi':>11} {'multi/single [95% CI]':>24} "
+                  f"{'items multi/single [95% CI]':>30}")
+            for frac, lv in e["levels"].items():
+                ci = lv["rmse_ratio_ci"]
+                ic = lv["item_ratio_ci"]
+                print(f"  {lv['n_single']:>5} ({frac:>5.1%}) {lv['rmse_single']:>12.4f} {lv['rmse_multi']:>11.4f} "
+                      f"{lv['rmse_ratio']:>8.2f} [{ci[0]:.2f}, {ci[1]:.2f}] "
+                      f"{lv['item_ratio']:>12.2f} [{ic[0]:.2f}, {ic[1]:.2f}]")
+        if stop_rows:
+            print("\n  stopping rule (eps1 = 0.005, W = 30): mean coreset size and RMSE at the stop")
+            for r in stop_rows:
+                print(f"  {r['dataset']:9} {r['regime']:5} {r['method']:6} eps2={r['eps2']}: n = {r['mean_n']:.1f}, "
+                      f"RMSE {r['rmse']:.4f}, stopped before the cap {r['stopped_before_max']:.0%}")
+    return summary
+
+
+def _plot(summary: dict[str, Any], png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = list(summary)
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.6 * len(keys), 3.8), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        e = summary[key]
+        N, init = e["N"], e["init"]
+        x = 100.0 * np.arange(1, e["rs"].size + 1) / N
+        ax.plot(x, 100 * e["rs"], label="single-target")
+        ax.plot(100.0 * np.arange(init, init + e["rm"].size) / N, 100 * e["rm"], label="multi-target")
+        ax.set_yscale("log")
+        ax.set_xlim(5, x[-1])
+        ax.set_xlabel("coreset size per target (% of N)")
+        ax.set_ylabel("RMSE x 100")
+        ax.set_title(f"{key} (corr {e['corr']:.2f}, {e['seeds']} seeds)", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes_multi", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="results folder (jobs, CSV files, PNG)")
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
+    ap.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=list(REGIMES))
+    ap.add_argument("--seeds", nargs=2, type=int, default=None, metavar=("FIRST", "STOP"),
+                    help="run the seeds FIRST..STOP-1 (default 0..19; quick 0..1)")
+    ap.add_argument("--max-frac", type=float, default=None, help="coreset cap per target, share of N (default 0.2)")
+    ap.add_argument("--quick", action="store_true", help="2 seeds, coresets to 12 %% of N")
+    ap.add_argument("--report-only", action="store_true", help="aggregate the jobs present, run none")
+    ap.add_argument("--data-dir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    data = args.data_dir or default_data_dir()
+    if data is None or not (data / "responses").is_dir():
+        print("error: response data not found (expected <data>/responses); pass --data-dir", file=sys.stderr)
+        return 2
+    first, stop = args.seeds or ((0, 2) if args.quick else (0, 20))
+    max_frac = args.max_frac or (0.12 if args.quick else 0.2)
+    if not args.report_only:
+        for name in args.datasets:
+            for regime in args.regimes:
+                for seed in range(first, stop):
+                    t0 = time.perf_counter()
+                    run_job(name, regime, seed, data, max_frac, args.out)
+                    print(f"  job {name}-{regime}-{seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr,
+                          flush=True)
+    report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""The SCIP benchmark scripts' small paths: a tiny MIQP cell end to end, and the summaries and tables."""
+from __future__ import annotations
+
+import pytest
+
+from benchsel.benchmarks import bayes_miqp, scip_compare
+from benchsel.solvers.scip_backend import scip_available
+
+needs_scip = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not installed")
+
+
+@needs_scip
+def test_miqp_cell_proven_by_both_and_tabulated():
+    rows = bayes_miqp.run("continuous", ["8:2"], None, time_limit=20, quiet=True)
+    assert [r["method"] for r in rows] == ["exhaustive", "scip"]
+    assert all(r["proven"] for r in rows)
+    e, s = rows
+    assert abs(e["beta"] - s["beta"]) <= 1e-6 * max(abs(e["beta"]), 1e-12)
+    assert "agrees with exhaustive: True" in s["note"]
+    text = "\n".join(bayes_miqp.summarize(rows))
+    assert "exhaustive: proved 1 cells" in text and "scip      : proved 1 cells" in text
+    table = bayes_miqp.markdown(rows)
+    assert table[2].startswith("| continuous | 8:2 | 8 | 2 | 16 | 28 | proven |")
+
+
+def test_scip_compare_summary_and_table_from_rows():
+    rows = [
+        {"part": "pmed", "instance": "a", "N": 10, "k": 2, "method": "highs", "objective": 5.0, "proven": True,
+         "termination": "optimal", "seconds": 0.5},
+        {"part": "pmed", "instance": "a", "N": 10, "k": 2, "method": "scip", "objective": 5.0, "proven": True,
+         "termination": "optimal", "seconds": 1.5},
+        {"part": "pmed", "instance": "b", "N": 20, "k": 3, "method": "highs", "objective": 7.0, "proven": False,
+         "termination": "time_limit", "seconds": 60.0},
+        {"part": "pmed", "instance": "b", "N": 20, "k": 3, "method": "scip", "objective": 6.0, "proven": True,
+         "termination": "optimal", "seconds": 30.0},
+    ]
+    lines = scip_compare.summarize(rows)
+    assert "pmed     highs : proven 1/2" in lines[0] and "pmed     scip  : proven 2/2" in lines[1]
+    assert lines[2].endswith("proven by both: 1, same optimum: 1")
+    assert lines[3].endswith("highs 1, scip 0")
+    table = scip_compare.markdown(rows)
+    assert table[2] == "| pmed | a | 10 | 2 | 0.50 | yes | 1.50 | yes | yes |"
+    assert table[3] == "| pmed | b | 20 | 3 | 60.00 | time_limit | 30.00 | yes | no |"
