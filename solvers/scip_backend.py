@@ -535,13 +535,6 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
     return sel, term, bound, extra
 
 
-@register_method(
-    "scip",
-    kind="exact",
-    accepts=quadratic_acceptor("SCIP", "scip", usable=lambda: scip_available(), missing=_INSTALL),
-    description="SCIP through PySCIPOpt: MILPs, lazy rows by a constraint handler, mixed-integer quadratic objectives",
-    options=SCIP_OPTIONS,
-)
 def _solve_step(run: ExactRun) -> SolveStep:
     o = run.opts
     sel, term, bound, extra = solve_model_scip(
@@ -562,6 +555,13 @@ def _solve_step(run: ExactRun) -> SolveStep:
     return SolveStep(sel, term, bound, extra)
 
 
+@register_method(
+    "scip",
+    kind="exact",
+    accepts=quadratic_acceptor("SCIP", "scip", usable=lambda: scip_available(), missing=_INSTALL),
+    description="SCIP through PySCIPOpt: MILPs, lazy rows by a constraint handler, mixed-integer quadratic objectives",
+    options=SCIP_OPTIONS,
+)
 def run_scip(f: Any, *, time_limit: float | None, seed: int | None, **options: Any) -> MethodOutput:
     return run_exact(f, options, time_limit=time_limit, seed=seed, solve=_solve_step, allow_lazy=True,
                      nnz_per_second=SCIP_NNZ_PER_SECOND)
