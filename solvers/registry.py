@@ -31,6 +31,7 @@ _BUILTIN_MODULES = (
     "benchsel.solvers.highs_backend",
     "benchsel.solvers.pyomo_backend",
     "benchsel.solvers.cpsat_backend",
+    "benchsel.solvers.size_sweep",
     "benchsel.heuristics.generic",
     "benchsel.heuristics.kmedoids",
     "benchsel.heuristics.positional",
