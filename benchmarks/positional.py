@@ -1,31 +1,41 @@
-"""Positional representation / proportionality: the missing-data study and the performance run.
+"""Positional representation / proportionality: the missing-data study, the performance run and time to proof.
 
 Usage::
 
     python -m benchsel.benchmarks.positional                 # full study + synthetic 200 x 100 case
     python -m benchsel.benchmarks.positional --quick         # 3 tables, g in {2, 3}, eps = 0.2, synthetic 60 x 30
-    python -m benchsel.benchmarks.positional --no-synthetic --out results/positional
-    python -m benchsel.benchmarks.positional --tables helm/bias.tsv bigbench/leaderboard.tsv --g --eps 0.1 0.15 0.2 \
-        --policies last --time-limit 600 --no-synthetic --out results/positional-hard   # time to proof
+    python -m benchsel.benchmarks.positional --g --no-synthetic --out results/positional   # proportionality only
+    python -m benchsel.benchmarks.positional --compare --no-synthetic   # time to proof, four exact methods
+    python -m benchsel.benchmarks.positional --compare --no-study --methods size-sweep highs:model=direct
 
 Missing-data study: every real table of ``shared/data/positional`` under
 ``missing="drop"`` and ``missing="last"`` (ties ``"min"``); for g in {1, 2, 3, 4}
-the minimum g-representative subset (``"highs"``, proven optimal or not) and the
-greedy colouring (plain and with clean-up), for eps in {0.05, 0.1, 0.15, 0.2}
-the minimum eps-proportional subset (``"highs"`` warm-started from ``"sample"``)
-and the ``"sample"`` heuristic; then, per (table, parameter), whether the policy
-changes the optimal size and whether the subset chosen under one policy still
-has the property under the other.
+the minimum g-representative subset and the greedy colouring (plain and with
+clean-up), for eps in {0.05, 0.1, 0.15, 0.2} the minimum eps-proportional
+subset and the ``"sample"`` heuristic, for each ``--sizes`` (default 5) the
+fixed-size subset with the smallest largest deviation and ``"prop-swap"``;
+then, per (table, parameter), whether the policy changes the optimal size and
+whether the subset chosen under one policy still has the property under the
+other. The exact method is ``--exact`` (default ``"auto"``, the positional
+formulations' default exact method, run standalone as a user calls it, its own
+warm start included in its seconds; ``--exact highs`` warm-starts HiGHS from
+the heuristic as before).
 
 Performance: the same runs report proven optimality and seconds (target: each
 real-table instance proven optimal within ``--time-limit`` = 10 s); a synthetic
 Mallows profile of 200 metrics x 100 alternatives (g = 2; eps = 0.1) is solved
-with ``--synthetic-time-limit`` = 120 s (optimal or the reported gap);
-greedy-colour size / optimum: median and max over the proven-optimal
-representation instances.
+with ``--synthetic-time-limit`` = 120 s (optimal or the reported gap).
 
-Writes ``study.csv``, ``synthetic.csv`` and ``study.md`` (markdown tables for the
-README) to ``--out`` (default ``results/positional``) and prints the summary.
+Time to proof (``--compare``): every minimum-size and fixed-size
+proportionality instance (and representation for the ``--g`` given), each of
+``--methods`` (default ``"highs"`` direct, ``"highs"`` size-indexed,
+``"cpsat"``, ``"size-sweep"``) with the same heuristic warm start and
+``--time-limit``; the seconds to proof side by side, then the synthetic case
+with every method (``--synthetic-time-limit``).
+
+Writes ``study.csv``, ``synthetic.csv`` and ``study.md`` (or ``compare.csv``,
+``compare_synthetic.csv`` and ``compare.md``) to ``--out`` (default
+``results/positional``) and prints the summary.
 """
 from __future__ import annotations
 
@@ -212,17 +222,26 @@ def _method_spec(text: str) -> tuple[str, dict[str, Any]]:
     return name, opts
 
 
+def _heuristic(f: Any, kind: str, time_limit: float, seed: int) -> Any:
+    if kind == "representation":
+        return solve(f, "greedy-multicover", seed=seed, cleanup=True)
+    return solve(f, "sample" if kind == "proportionality" else "prop-swap", seed=seed, time_limit=max(1.0, time_limit))
+
+
 def compare(data: Path, tables: tuple[str, ...], epss: tuple[float, ...], sizes: tuple[int, ...],
             time_limit: float, seed: int, methods: tuple[str, ...] = COMPARE_METHODS,
-            policies: tuple[str, ...] = POLICIES, verbose: bool = True) -> list[dict[str, Any]]:
-    """Time to proof of each exact method on every proportionality instance, the same warm start for all.
+            policies: tuple[str, ...] = POLICIES, verbose: bool = True, gs: tuple[int, ...] = ()
+            ) -> list[dict[str, Any]]:
+    """Time to proof of each exact method on every positional instance, the same warm start for all.
 
-    Every method gets the heuristic's selection (``"sample"``, or ``"prop-swap"`` for a fixed size) as its
-    warm start, so the seconds compare the proofs; the heuristic's seconds are a column of their own.
-    A method that does not take an instance (``model="size-indexed"`` on a fixed size) is marked n/a.
+    Every method gets the heuristic's selection (``"sample"``, ``"prop-swap"`` for a fixed size,
+    ``"greedy-multicover"`` with clean-up for representation) as its warm start, so the seconds compare the
+    proofs; the heuristic's seconds are a column of their own. A method that does not take an instance
+    (``model="size-indexed"`` is a minimum-size proportionality statement) is marked n/a.
     """
     rows: list[dict[str, Any]] = []
-    params = [("proportionality", e) for e in epss] + [("fixed-size", float(k)) for k in sizes]
+    params = ([("proportionality", e) for e in epss] + [("fixed-size", float(k)) for k in sizes]
+              + [("representation", float(g)) for g in gs])
     for name in tables:
         df = load_score_table(data / "positional" / name)
         for policy in policies:
@@ -231,17 +250,18 @@ def compare(data: Path, tables: tuple[str, ...], epss: tuple[float, ...], sizes:
                     f = _build(kind, df, policy, p)
                 except InvalidInputError:
                     continue
-                heur = solve(f, "sample" if kind == "proportionality" else "prop-swap", seed=seed,
-                             time_limit=max(1.0, time_limit))
+                heur = _heuristic(f, kind, time_limit, seed)
                 row: dict[str, Any] = {"table": name, "policy": policy, "property": kind, "param": p,
                                        "n_metrics": f.n_metrics, "n_alternatives": f.n_alternatives,
                                        "heuristic": heur.objective, "heuristic_seconds": round(heur.seconds, 3)}
                 for spec in methods:
                     mname, opts = _method_spec(spec)
-                    if kind == "fixed-size" and opts.get("model") == "size-indexed":
-                        row[f"{spec} seconds"] = None
-                        row[f"{spec} status"] = "n/a"
-                        continue
+                    if kind != "proportionality" and "model" in opts:  # one statement: the direct one
+                        if opts["model"] != "direct":
+                            row[f"{spec} seconds"] = None
+                            row[f"{spec} status"] = "n/a"
+                            continue
+                        opts = {k: v for k, v in opts.items() if k != "model"}
                     ex = solve(f, mname, time_limit=time_limit, seed=seed, warm_start=heur.selection, **opts)
                     proven = ex.termination == "optimal" and ex.feasible
                     row[f"{spec} seconds"] = round(ex.seconds, 3)
@@ -260,14 +280,16 @@ def compare_markdown(rows: list[dict[str, Any]], methods: tuple[str, ...], time_
     head = "| table | policy | problem | " + " | ".join(f"`{m}`" for m in methods) + " |"
     lines = [head, "|---|---|---|" + "---|" * len(methods)]
     for r in rows:
-        label = f"eps={r['param']:g}" if r["property"] == "proportionality" else f"size={int(r['param'])}"
+        label = {"representation": f"g={int(r['param'])}", "fixed-size": f"size={int(r['param'])}"}.get(
+            r["property"], f"eps={r['param']:g}")
         cells = []
         for m in methods:
             st, sec = r[f"{m} status"], r[f"{m} seconds"]
             cells.append("n/a" if st == "n/a" else (f"{sec:.2f}" if st == "optimal" else f"> {time_limit:g} ({st})"))
         lines.append(f"| {r['table'].split('/')[-1]} | {r['policy']} | {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for kind in ("proportionality", "fixed-size"):
+    names = {"proportionality": "minimum size", "fixed-size": "fixed size", "representation": "representation"}
+    for kind in names:
         rs = [r for r in rows if r["property"] == kind]
         if not rs:
             continue
@@ -279,7 +301,7 @@ def compare_markdown(rows: list[dict[str, Any]], methods: tuple[str, ...], time_
                 continue
             worst = f", max {max(secs):.2f} s" if secs else ""
             parts.append(f"`{m}` {len(secs)}/{len(app)} proven{worst}")
-        lines.append(f"{'minimum size' if kind == 'proportionality' else 'fixed size'} ({len(rs)} instances): "
+        lines.append(f"{names[kind]} ({len(rs)} instances): "
                      + "; ".join(parts) + ".")
         lines.append("")
     return "\n".join(lines)
@@ -401,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exact", default="auto", help="exact method of the study (default 'auto', the positional "
                     "formulations' default: size-sweep for proportionality, highs for representation)")
     ap.add_argument("--tables", nargs="+", default=None, help="table paths under positional/ (default: all ten)")
-    ap.add_argument("--g", nargs="*", type=int, default=None, help="group sizes (default 1 2 3 4)")
+    ap.add_argument("--g", nargs="*", type=int, default=None,
+                    help="group sizes (default 1 2 3 4; none: --g; with --compare only those given)")
     ap.add_argument("--eps", nargs="*", type=float, default=None, help="eps values (default 0.05 0.1 0.15 0.2)")
     ap.add_argument("--sizes", nargs="*", type=int, default=None,
                     help="fixed sizes of the fixed-size problem (default 5; none: --sizes)")
@@ -429,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         methods = tuple(args.methods)
         crows = [] if args.no_study else compare(data, tables, epss, sizes, args.time_limit, args.seed, methods,
-                                                 tuple(args.policies))
+                                                 tuple(args.policies), gs=tuple(args.g or ()))
         syn = [] if args.no_synthetic else synthetic(n, m, 2, 0.1, tl, args.seed, args.prop_model, exact=args.exact,
                                                      prop_methods=methods)
         if crows:

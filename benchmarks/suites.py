@@ -75,11 +75,14 @@ PREFERRED_EXACT = "highs"
 
 
 def default_methods(f: Any) -> tuple[str, ...]:
-    """``"highs"`` when it accepts ``f`` (else every exact method that does), then every heuristic that does."""
+    """The formulation's ``default_exact_method`` when it names an exact method that accepts ``f`` (e.g.
+    ``"auto"`` for the positional formulations), else ``"highs"`` when it accepts ``f`` (else every exact
+    method that does); then every heuristic that accepts ``f``."""
     from benchsel.solvers.registry import available_methods
 
     exact = available_methods(f, "exact")
-    exact = [PREFERRED_EXACT] if PREFERRED_EXACT in exact else exact
+    own = getattr(f, "default_exact_method", None)
+    exact = [own] if own in exact else [PREFERRED_EXACT] if PREFERRED_EXACT in exact else exact
     return tuple(exact) + tuple(available_methods(f, "heuristic"))
 
 
