@@ -4,12 +4,14 @@ cut structure (which alternatives and cut-offs constrain which metrics) and diag
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_choice, check_float, check_int
 
@@ -76,7 +78,7 @@ def _cut_structure(P: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndar
     B : ndarray of bool, shape (Q, n)
         Membership of the cut's metrics (columns outside ``cols`` False).
     """
-    m, n = P.shape
+    n = P.shape[1]
     Pg = P[:, cols]
     s = cols.size
     order = np.lexsort((np.broadcast_to(np.arange(s), Pg.shape), Pg), axis=1)  # by position, then metric index
@@ -101,7 +103,8 @@ def _resolve_groups(groups: Any, metrics: tuple[str, ...]) -> list[list[int]] | 
     if groups is None:
         return None
     if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
-        raise InvalidInputError(f"groups: expected a list of metric groups (lists of column names or positions), got {groups!r}")
+        raise InvalidInputError(
+            f"groups: expected a list of metric groups (lists of column names or positions), got {groups!r}")
     index = {m: i for i, m in enumerate(metrics)}
     out = []
     for t, G in enumerate(groups):
@@ -147,9 +150,11 @@ class _PositionalBase(Formulation):
         try:
             P = np.asarray(positions)
         except Exception:  # pragma: no cover
-            raise InvalidInputError(f"positions: expected a 2-D integer array, got {type(positions).__name__}") from None
+            raise InvalidInputError(
+                f"positions: expected a 2-D integer array, got {type(positions).__name__}") from None
         if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
-            raise InvalidInputError(f"positions: expected shape (m alternatives, n metrics) with m, n >= 1, got shape {P.shape}")
+            raise InvalidInputError(
+                f"positions: expected shape (m alternatives, n metrics) with m, n >= 1, got shape {P.shape}")
         if not np.issubdtype(P.dtype, np.integer):
             if np.issubdtype(P.dtype, np.floating) and np.isfinite(P).all() and np.all(P == np.round(P)):
                 P = P.astype(np.int64)
@@ -359,7 +364,8 @@ class _PositionalBase(Formulation):
         return [self._mets[i] for i in K]
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(n_metrics={self.n_metrics}, n_alternatives={self.n_alternatives}{self._repr_extra()})"
+        return (f"{type(self).__name__}(n_metrics={self.n_metrics}, n_alternatives={self.n_alternatives}"
+                f"{self._repr_extra()})")
 
     def _repr_extra(self) -> str:
         return ""

@@ -38,8 +38,8 @@ default: on these small, tightly constrained count models plain propagation
 search refutes a size several times faster than the LP-based portfolio.
 
 ``"auto"`` is the default exact method of the positional formulations: it
-runs the method that proved fastest per instance class on the real tables
-(:data:`AUTO_CHOICE`; see ``docs/formulations/positional.md``).
+runs the method that proved fastest per instance class (:func:`auto_choice`;
+see ``docs/formulations/positional.md``).
 """
 from __future__ import annotations
 
@@ -59,9 +59,10 @@ from .result import MethodOutput, Termination
 from .validation import check_time_limit
 
 __all__ = [
-    "AUTO_CHOICE",
+    "AUTO_REPRESENTATION_MAX_METRICS",
     "CountFeasibility",
     "MetricClasses",
+    "auto_choice",
     "instance_class",
     "sweep_min_size",
     "sweep_monotone",
@@ -666,13 +667,28 @@ def _run_representation(f: Any, oracle: CountFeasibility, classes: MetricClasses
 
 
 # ==================================================================== auto
-#: Exact method (and its options) that ``"auto"`` runs per instance class: the fastest to proof on the
-#: real tables (``python -m benchsel.benchmarks.positional --compare``; see docs/formulations/positional.md).
-AUTO_CHOICE: dict[str, tuple[str, dict[str, Any]]] = {
-    "min-size": ("size-sweep", {}),
-    "fixed-size": ("size-sweep", {}),
-    "representation": ("highs", {}),
-}
+#: Representation instances with at most this many metrics go to ``"size-sweep"``, larger ones to ``"highs"``.
+AUTO_REPRESENTATION_MAX_METRICS = 40
+
+
+def auto_choice(f: Any) -> str:
+    """The exact method ``"auto"`` runs on ``f``: the fastest to proof for its instance class.
+
+    Measured with ``python -m benchsel.benchmarks.positional --compare`` (see
+    ``docs/formulations/positional.md``): on minimum-size and fixed-size proportionality the LP bound
+    is useless (spreading ``x = k/n`` satisfies every row once ``k eps >= 1``) and ``"size-sweep"``
+    proves every real table, HiGHS and CP-SAT's portfolio do not; on representation
+    ``"size-sweep"`` is faster on the real tables (at most 30 metrics) but HiGHS' set-cover LP
+    bound wins from 60 metrics on (synthetic Mallows profiles), hence the cut at
+    :data:`AUTO_REPRESENTATION_MAX_METRICS`.
+    """
+    cls = instance_class(f)
+    if cls is None:
+        raise InvalidInputError(f"formulation: method 'auto' does not accept a {type(f).__name__}: {_accepts(f)}")
+    if cls == "representation" and f.n_metrics > AUTO_REPRESENTATION_MAX_METRICS:
+        return "highs"
+    return "size-sweep"
+
 
 AUTO_OPTIONS: tuple[Option, ...] = (
     Option("threads", None, "int", low=1, doc="solver threads (None: the chosen method's default)"),
@@ -685,17 +701,14 @@ AUTO_OPTIONS: tuple[Option, ...] = (
     "auto",
     kind="exact",
     accepts=_accepts,
-    description="the default exact method of the positional formulations: size-sweep for proportionality, "
-                "highs for representation (the fastest to proof per instance class)",
+    description="the default exact method of the positional formulations: size-sweep, or highs on representation "
+                f"instances with more than {AUTO_REPRESENTATION_MAX_METRICS} metrics (the fastest to proof per class)",
     options=AUTO_OPTIONS,
 )
 def run_auto(f: Any, *, time_limit: float | None, seed: int | None, threads: int | None, verbose: bool,
              warm_start: Any) -> MethodOutput:
-    cls = instance_class(f)
-    if cls is None:
-        raise InvalidInputError(f"formulation: method 'auto' does not accept a {type(f).__name__}: {_accepts(f)}")
-    name, opts = AUTO_CHOICE[cls]
-    kw: dict[str, Any] = {**opts, "verbose": verbose, "warm_start": warm_start}
+    name = auto_choice(f)
+    kw: dict[str, Any] = {"verbose": verbose, "warm_start": warm_start}
     if threads is not None:
         kw["threads"] = threads
     out = get_method(name).run(f, time_limit=time_limit, seed=seed, **kw)

@@ -5,7 +5,8 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.formulations import KMedoids
@@ -167,7 +168,7 @@ def test_bad_input_and_refusals():
         get_method("size-sweep").run(f, time_limit=0, seed=0)
     km = KMedoids(np.abs(np.subtract.outer(np.arange(6.0), np.arange(6.0))), k=2)
     for method in ("size-sweep", "auto"):
-        with pytest.raises(MethodNotApplicableError, match="PositionalProportionality.*PositionalRepresentation"):
+        with pytest.raises(MethodNotApplicableError, match=r"PositionalProportionality.*PositionalRepresentation"):
             solve(km, method)
     with pytest.raises(InvalidInputError, match="size_budget"):
         solve(f, "size-sweep", size_budget=0)
@@ -175,7 +176,7 @@ def test_bad_input_and_refusals():
         solve(f, "size-sweep", warm_start=[0])
     with pytest.raises(InvalidInputError, match="warm_start"):
         solve(f, "size-sweep", warm_start="greedy")
-    with pytest.raises(InvalidInputError, match="cpsat_parameters.*no_such"):
+    with pytest.raises(InvalidInputError, match=r"cpsat_parameters.*no_such"):
         solve(f, "size-sweep", warm_start=None, cpsat_parameters={"no_such": 1})
     with pytest.raises(InvalidInputError, match="lookahead"):
         solve(f, "size-sweep", lookahead=-1)
@@ -198,8 +199,9 @@ def test_warm_starts_options_and_progress(capsys):
 
 def test_auto_picks_per_instance_class():
     T = mallows_profile(14, 8, phi=0.7, seed=6)
+    big = PR.from_scores(mallows_profile(41, 5, phi=0.7, seed=6), g=20)
     for f, method in ((PP.from_scores(T, eps=0.25), "size-sweep"), (PP.from_scores(T, size=4), "size-sweep"),
-                      (PR.from_scores(T, g=2), "highs")):
+                      (PR.from_scores(T, g=2), "size-sweep"), (big, "highs")):
         r = solve(f, "auto", time_limit=30)
         assert r.method == "auto" and r.extra["auto_method"] == method
         assert r.termination == "optimal" and r.objective == pytest.approx(solve(f, "highs", time_limit=30).objective)
