@@ -55,6 +55,7 @@ from benchsel.solvers import solve
 from benchsel.solvers.errors import InvalidInputError
 
 from ._data import default_data_dir
+from .tasks import parse_method
 
 TABLES = (
     "helm/accuracy.tsv",
@@ -216,10 +217,9 @@ COMPARE_METHODS = ("highs:model=direct", "highs:model=size-indexed", "cpsat", "s
 
 
 def _method_spec(text: str) -> tuple[str, dict[str, Any]]:
-    """``"name"`` or ``"name:key=value,..."`` (values as written)."""
-    name, _, rest = text.partition(":")
-    opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv) if rest else {}
-    return name, opts
+    """``"name"`` or ``"name:key=value,..."`` (values read as JSON when they parse, as the harness does)."""
+    ms = parse_method(text)
+    return ms.name, dict(ms.options)
 
 
 def _heuristic(f: Any, kind: str, time_limit: float, seed: int) -> Any:
