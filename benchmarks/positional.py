@@ -168,22 +168,27 @@ def study(data: Path, tables: tuple[str, ...], gs: tuple[int, ...], epss: tuple[
 
 def synthetic(n_metrics: int, n_alternatives: int, g: int, eps: float, time_limit: float, seed: int,
               prop_model: str, verbose: bool = True, exact: str = "auto",
-              prop_methods: tuple[str, ...] = ("auto",)) -> list[dict[str, Any]]:
-    """The synthetic Mallows case: representation (``exact``) and minimum-size proportionality (each of
-    ``prop_methods``; ``"highs"`` is warm-started from ``"sample"`` and its row counts that run too)."""
+              prop_methods: tuple[str, ...] = ("auto",), rep_methods: tuple[str, ...] | None = None
+              ) -> list[dict[str, Any]]:
+    """The synthetic Mallows case: representation (each of ``rep_methods``, default ``exact``, warm-started
+    from the cleaned-up greedy colouring) and minimum-size proportionality (each of ``prop_methods``;
+    ``"highs"`` and ``"cpsat"`` are warm-started from ``"sample"``, the others run standalone)."""
     df = mallows_profile(n_metrics, n_alternatives, phi=0.9, seed=seed)
     out = []
     fr = PositionalRepresentation.from_scores(df, g=g)
-    t0 = time.perf_counter()
     gc = solve(fr, "greedy-color", seed=seed)
     gcc = solve(fr, "greedy-color", seed=seed, cleanup=True)
-    ex = solve(fr, exact, time_limit=time_limit, seed=seed, warm_start=gcc.selection)
-    out.append({"case": f"representation g={g}", "method": ex.extra.get("auto_method", ex.method),
-                "n_metrics": n_metrics, "n_alternatives": n_alternatives,
-                "heuristic": int(gc.objective), "heuristic_cleanup": int(gcc.objective), "objective": ex.objective,
-                "bound": ex.bound, "gap": ex.gap, "termination": ex.termination.value,
-                "seconds": round(ex.seconds, 2), "build_seconds": round(ex.build_seconds, 2),
-                "model_rows": ex.extra.get("n_rows"), "total_seconds": round(time.perf_counter() - t0, 2)})
+    for spec in rep_methods or (exact,):
+        name, opts = _method_spec(spec)
+        t0 = time.perf_counter()
+        ex = solve(fr, name, time_limit=time_limit, seed=seed, warm_start=gcc.selection, **opts)
+        label = spec if spec != "auto" else f"auto ({ex.extra.get('auto_method')})"
+        out.append({"case": f"representation g={g}", "method": label,
+                    "n_metrics": n_metrics, "n_alternatives": n_alternatives,
+                    "heuristic": int(gc.objective), "heuristic_cleanup": int(gcc.objective), "objective": ex.objective,
+                    "bound": ex.bound, "gap": ex.gap, "termination": ex.termination.value,
+                    "seconds": round(ex.seconds, 2), "build_seconds": round(ex.build_seconds, 2),
+                    "model_rows": ex.extra.get("n_rows"), "total_seconds": round(time.perf_counter() - t0, 2)})
     fp = PositionalProportionality.from_scores(df, eps=eps)
     smp = None
     for spec in prop_methods:
@@ -193,11 +198,12 @@ def synthetic(n_metrics: int, n_alternatives: int, g: int, eps: float, time_limi
             if smp is None:
                 smp = solve(fp, "sample", seed=seed, time_limit=min(30.0, time_limit / 4))
             ex = solve(fp, name, time_limit=time_limit, seed=seed, warm_start=smp.selection, **opts)
-            heur = int(smp.objective)
+            heur: Any = int(smp.objective)
         else:
             ex = solve(fp, name, time_limit=time_limit, seed=seed, **opts)
             heur = ex.extra.get("warm_start_objective")
-        out.append({"case": f"proportionality eps={eps:g}", "method": spec, "n_metrics": n_metrics,
+        label = spec if spec != "auto" else f"auto ({ex.extra.get('auto_method')})"
+        out.append({"case": f"proportionality eps={eps:g}", "method": label, "n_metrics": n_metrics,
                     "n_alternatives": n_alternatives, "heuristic": None if heur is None else int(heur),
                     "heuristic_cleanup": None, "objective": ex.objective,
                     "bound": ex.bound, "gap": ex.gap, "termination": ex.termination.value,
@@ -387,7 +393,7 @@ def summary(rows: list[dict[str, Any]], time_limit: float) -> list[str]:
                        f"greedy-multicover + clean-up / optimum: median {statistics.median(rm):.3f}, max {max(rm):.3f}")
         if kind == "fixed-size":
             continue
-        pairs = {}
+        pairs: dict[tuple[Any, Any], dict[str, Any]] = {}
         for r in rs:
             pairs.setdefault((r["table"], r["param"]), {})[r["policy"]] = r
         both = [v for v in pairs.values() if "drop" in v and "last" in v]
@@ -438,9 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=Path("results/positional"))
     args = ap.parse_args(argv)
-    data = args.data_dir or default_data_dir()
-    if not args.no_study and (data is None or not (data / "positional").is_dir()):
-        print(f"error: positional data not found under {data or '../shared/data'}; pass --data-dir", file=sys.stderr)
+    data: Path = args.data_dir or default_data_dir() or Path("../shared/data")
+    if not args.no_study and not (data / "positional").is_dir():
+        print(f"error: positional data not found under {data}; pass --data-dir", file=sys.stderr)
         return 2
     tables = tuple(args.tables) if args.tables else (QUICK_TABLES if args.quick else TABLES)
     gs = tuple(args.g) if args.g is not None else ((2, 3) if args.quick else (1, 2, 3, 4))
@@ -453,8 +459,9 @@ def main(argv: list[str] | None = None) -> int:
         methods = tuple(args.methods)
         crows = [] if args.no_study else compare(data, tables, epss, sizes, args.time_limit, args.seed, methods,
                                                  tuple(args.policies), gs=tuple(args.g or ()))
+        rep = tuple(dict.fromkeys(x.replace(":model=direct", "") for x in methods if "size-indexed" not in x))
         syn = [] if args.no_synthetic else synthetic(n, m, 2, 0.1, tl, args.seed, args.prop_model, exact=args.exact,
-                                                     prop_methods=methods)
+                                                     prop_methods=methods, rep_methods=rep)
         if crows:
             _write_csv(args.out / "compare.csv", crows)
         if syn:
