@@ -239,3 +239,26 @@ def test_fixed_size_five_on_a_real_table():
     res = solve(f, "size-sweep", time_limit=10)
     assert res.termination == "optimal" and res.bound == pytest.approx(res.objective)
     assert res.objective == pytest.approx(58 / 135)  # 0.42963 = 58 / (27 * 5)
+
+
+# ------------------------------------------------------- benchmark script
+def test_synthetic_comparison_rows():
+    from benchsel.benchmarks.positional import synthetic
+
+    rows = synthetic(14, 8, 2, 0.25, 10.0, 0, "auto", verbose=False, prop_methods=("size-sweep", "highs:model=direct"),
+                     rep_methods=("auto", "highs"))
+    assert [r["method"] for r in rows] == ["auto (size-sweep)", "highs", "size-sweep", "highs:model=direct"]
+    assert all(r["termination"] == "optimal" for r in rows)
+    assert rows[0]["objective"] == rows[1]["objective"] and rows[2]["objective"] == rows[3]["objective"]
+
+
+@needs_data
+def test_compare_script_writes_the_side_by_side_table(tmp_path):
+    from benchsel.benchmarks.positional import main
+
+    assert main(["--compare", "--no-synthetic", "--tables", "helm/helm_lite_240829.csv", "--eps", "0.2", "--sizes", "5",
+                 "--policies", "drop", "--methods", "highs:model=size-indexed", "size-sweep", "--out",
+                 str(tmp_path)]) == 0
+    md = (tmp_path / "compare.md").read_text()
+    assert "| helm_lite_240829.csv | drop | eps=0.2 |" in md and "| helm_lite_240829.csv | drop | size=5 | n/a |" in md
+    assert "`size-sweep` 1/1 proven" in md
