@@ -52,6 +52,8 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.heuristics._common import Clock
+
 from .errors import InvalidInputError, SolverNotInstalledError
 from .options import Option
 from .registry import get_method, register_method
@@ -269,26 +271,17 @@ class CountFeasibility:
 
 
 # ================================================================= clock
-class _Clock:
-    def __init__(self, time_limit: float | None) -> None:
-        self.t0 = time.perf_counter()
-        self.limit = time_limit
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
-
-    def left(self) -> float | None:
-        return None if self.limit is None else self.limit - self.elapsed
+class _Clock(Clock):
+    """The heuristics' wall-clock budget, plus the budget of one feasibility problem."""
 
     def expired(self) -> bool:
-        left = self.left()
-        return left is not None and left <= 0.01
+        return self.limit is not None and self.elapsed >= self.limit - 0.01
 
     def budget(self, b: float | None) -> float | None:
-        left = self.left()
-        if left is None:
+        """``b`` seconds, or what is left of the limit when that is less."""
+        if self.limit is None:
             return b
+        left = self.limit - self.elapsed
         return left if b is None else min(b, left)
 
 
@@ -509,7 +502,7 @@ def _warm_start(f: Any, cls: str, ws: Any, clock: _Clock, share: float, seed: in
     _say(verbose, f"warm start {source}: objective {f.evaluate(best):g} ({clock.elapsed:.2f} s)")
     bound = None
     if ws == "highs" and not clock.expired():
-        left = clock.left()
+        left = clock.left
         tl2 = None if budget is None or left is None else max(min(budget - clock.elapsed, left), 0.01)
         h = solve(f, "highs", time_limit=tl2, seed=seed, warm_start=best)
         if h.feasible and h.objective < f.evaluate(best):  # every positional problem is a minimisation
