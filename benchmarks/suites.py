@@ -16,6 +16,9 @@ data (e.g. how well target models' benchmark scores are recovered).
   (RankingRiskReconstruction, with fidelity on held-out target models).
 * ``bayes`` — real binary response sets from ``<data-dir>/responses``
   (BatchInformationGain).
+* ``fidelity`` — selections x estimators on real binary response sets from
+  ``<data-dir>/responses/benchmark_prediction`` (interpolation and
+  extrapolation protocols; its own driver, :mod:`benchsel.benchmarks.fidelity`).
 
 A suite whose formulation module is not part of the build is not offered.
 Add a suite by decorating a function ``(data_dir) -> list[InstanceSpec]`` with
@@ -102,6 +105,10 @@ class Suite:
     module : str or None
         Formulation module the suite needs; a suite whose module is not part
         of the build is not offered.
+    runner : callable or None
+        ``runner(args, data_dir) -> exit code``: a suite with its own driver
+        (``benchsel run`` hands it the parsed options instead of planning a
+        grid of formulation runs); None for the usual grid.
     """
 
     name: str
@@ -110,6 +117,7 @@ class Suite:
     time_limit: float
     needs_data: tuple[str, ...] = ()
     module: str | None = None
+    runner: Callable[[Any, Path | None], int] | None = None
 
     @property
     def available(self) -> bool:
@@ -135,11 +143,11 @@ def available_suites() -> dict[str, Suite]:
 
 
 def suite(name: str, description: str, *, time_limit: float, needs_data: tuple[str, ...] = (),
-          module: str | None = None):
+          module: str | None = None, runner: Callable[[Any, Path | None], int] | None = None):
     """Register ``build(data_dir) -> list[InstanceSpec]`` as suite ``name``."""
 
     def deco(fn: Callable[[Path | None], list[InstanceSpec]]):
-        SUITES[name] = Suite(name, description, fn, float(time_limit), tuple(needs_data), module)
+        SUITES[name] = Suite(name, description, fn, float(time_limit), tuple(needs_data), module, runner)
         return fn
 
     return deco
@@ -495,3 +503,19 @@ def _bayes(data_dir: Path | None) -> list[InstanceSpec]:
         if p.is_file():
             out.append(InstanceSpec(f"{name}-k4", partial(_bayes_real_instance, p, 4, 6, 10, 0)))
     return out
+
+
+# ----------------------------------------------------------------- fidelity
+def _fidelity_runner(args: Any, data_dir: Path | None) -> int:
+    from .fidelity import run_suite
+
+    return run_suite(args, data_dir)
+
+
+@suite("fidelity", "selections (random, k-medoids FasterPAM / HiGHS, IRT anchors, ...) x estimators (mean, "
+       "cluster-weighted, ridge, repcore-ridge, IRT, stacked, ...) on 4 real binary response sets, interpolation and "
+       "extrapolation, k = 10/25/50/100, MAE with 95 % intervals over splits (--seeds splits, default 10)",
+       time_limit=10.0, needs_data=("responses/benchmark_prediction/glue_sst2.npz",),
+       module="benchsel.formulations.estimators", runner=_fidelity_runner)
+def _fidelity(data_dir: Path | None) -> list[InstanceSpec]:
+    return []  # its own driver (see _fidelity_runner): no formulation grid

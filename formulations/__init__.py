@@ -16,6 +16,14 @@ _LAZY = {
     "PositionalProportionality": "benchsel.formulations.positional",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
+    # estimators (not formulations: formulation_classes() skips them)
+    "get_estimator": "benchsel.formulations.estimators",
+    "estimator_names": "benchsel.formulations.estimators",
+    "list_estimators": "benchsel.formulations.estimators",
+    "register_estimator": "benchsel.formulations.estimators",
+    "Estimator": "benchsel.formulations.estimators",
+    "fit_irt": "benchsel.formulations.irt",
+    "IRTModel": "benchsel.formulations.irt",
 }
 
 __all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]
