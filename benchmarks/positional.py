@@ -86,7 +86,7 @@ def _exact(f: Any, exact: str, time_limit: float, seed: int, prop_model: str, wa
     proportionality); any other method standalone, as a user calls it (its own warm start included in its time)."""
     if exact != "highs":
         return solve(f, exact, time_limit=time_limit, seed=seed)
-    kw = {"model": prop_model} if isinstance(f, PositionalProportionality) and f.size is None else {}
+    kw: dict[str, Any] = {"model": prop_model} if isinstance(f, PositionalProportionality) and f.size is None else {}
     return solve(f, "highs", time_limit=time_limit, seed=seed, warm_start=warm, **kw)
 
 
