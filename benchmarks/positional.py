@@ -368,6 +368,48 @@ def markdown(rows: list[dict[str, Any]], syn: list[dict[str, Any]], time_limit: 
     return "\n".join(lines) + "\n"
 
 
+def proof_markdown(rows: list[dict[str, Any]], time_limit: float) -> str:
+    """Optimum and seconds to proof per (table, policy), one column per problem (``opt (s)``; ``*`` unproven).
+
+    ``rows`` are the study's rows (or read back from ``study.csv``: numbers as strings are accepted).
+    """
+    def num(v: Any) -> float | None:
+        return None if v in (None, "") else float(v)
+
+    solved = [r for r in rows if not r.get("note")]
+    cols: list[tuple[str, float]] = []
+    for r in solved:
+        key = (str(r["property"]), float(r["param"]))
+        if key not in cols:
+            cols.append(key)
+    label = {"representation": "g={:g}", "fixed-size": "size={:g}", "proportionality": "eps={:g}"}
+    heads = [label[k].format(p) for k, p in cols]
+    lines = ["| table | policy | m | n | " + " | ".join(heads) + " |", "|---|---|---|---|" + "---|" * len(cols)]
+    seen: list[tuple[str, str]] = []
+    for r in solved:
+        if (r["table"], r["policy"]) not in seen:
+            seen.append((r["table"], r["policy"]))
+    for t, pol in seen:
+        rs = {(str(r["property"]), float(r["param"])): r for r in solved if (r["table"], r["policy"]) == (t, pol)}
+        first = next(iter(rs.values()))
+        cells = []
+        for key in cols:
+            r = rs.get(key)
+            if r is None:
+                cells.append("n/a")
+                continue
+            opt, sec = num(r.get("optimum")), num(r.get("seconds"))
+            proven = str(r.get("proven")) == "True" and sec is not None and sec <= time_limit
+            val = "–" if opt is None else (f"{opt:.4g}" if key[0] == "fixed-size" else f"{int(opt)}")
+            cells.append(f"{val}{'' if proven else '*'} ({sec:.2f} s)")
+        lines.append(f"| {str(t).split('/')[-1]} | {pol} | {first['n_alternatives']} | {first['n_metrics']} | "
+                     + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"Cell: optimum (seconds of the exact method, its warm start included); `*`: not proven within "
+                 f"{time_limit:g} s. m alternatives (models) x n metrics; fixed size: the smallest largest deviation.")
+    return "\n".join(lines) + "\n"
+
+
 def summary(rows: list[dict[str, Any]], time_limit: float) -> list[str]:
     out = []
     solved = [r for r in rows if not r.get("note")]
@@ -481,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     if syn:
         _write_csv(args.out / "synthetic.csv", syn)
     md = markdown(rows, syn, args.time_limit) if rows else markdown([], syn, args.time_limit)
+    if rows:
+        md += "\n" + proof_markdown(rows, args.time_limit)
     (args.out / "study.md").write_text(md)
     print()
     for line in summary(rows, args.time_limit):

@@ -262,3 +262,15 @@ def test_compare_script_writes_the_side_by_side_table(tmp_path):
     md = (tmp_path / "compare.md").read_text()
     assert "| helm_lite_240829.csv | drop | eps=0.2 |" in md and "| helm_lite_240829.csv | drop | size=5 | n/a |" in md
     assert "`size-sweep` 1/1 proven" in md
+
+
+@needs_data
+def test_study_script_writes_the_proof_table(tmp_path):
+    from benchsel.benchmarks.positional import main
+
+    assert main(["--no-synthetic", "--tables", "helm/helm_lite_240829.csv", "--g", "--eps", "0.2", "--sizes", "5",
+                 "--policies", "drop", "--out", str(tmp_path)]) == 0
+    md = (tmp_path / "study.md").read_text()
+    assert "| table | policy | m | n | eps=0.2 | size=5 |" in md
+    row = next(line for line in md.splitlines() if line.startswith("| helm_lite_240829.csv | drop | 71 | 10 |"))
+    assert row.split(" | ")[4].startswith("8 (") and "*" not in row  # optimum 8, proven
