@@ -78,12 +78,17 @@ PREFERRED_EXACT = "highs"
 
 
 def default_methods(f: Any) -> tuple[str, ...]:
-    """``"highs"`` when it accepts ``f`` (else every exact method that does, ``"pyomo"`` left out when ``"scip"``
-    takes ``f``: Pyomo would hand the same model to SCIP), then every heuristic that does."""
+    """The formulation's ``default_exact_method`` when it names an exact method that accepts ``f`` (e.g.
+    ``"auto"`` for the positional formulations), else ``"highs"`` when it accepts ``f``, else every exact
+    method that does (``"pyomo"`` left out when ``"scip"`` takes ``f``: Pyomo would hand the same model to
+    SCIP); then every heuristic that accepts ``f``."""
     from benchsel.solvers.registry import available_methods
 
     exact = available_methods(f, "exact")
-    if PREFERRED_EXACT in exact:
+    own = getattr(f, "default_exact_method", None)
+    if own in exact:
+        exact = [own]
+    elif PREFERRED_EXACT in exact:
         exact = [PREFERRED_EXACT]
     elif "scip" in exact:
         exact = [m for m in exact if m != "pyomo"]

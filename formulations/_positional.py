@@ -4,16 +4,17 @@ cut structure (which alternatives and cut-offs constrain which metrics) and diag
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
+
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_allocation, check_choice, check_float, check_int
-
-from scipy.stats import rankdata
 
 from .base import Formulation
 from .rankings import EPS_MAX_DENOMINATOR, MISSING, TIES, Profile, count_table, scoring_vector
@@ -78,7 +79,7 @@ def _cut_structure(P: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndar
     B : ndarray of bool, shape (Q, n)
         Membership of the cut's metrics (columns outside ``cols`` False).
     """
-    m, n = P.shape
+    n = P.shape[1]
     Pg = P[:, cols]
     s = cols.size
     order = np.lexsort((np.broadcast_to(np.arange(s), Pg.shape), Pg), axis=1)  # by position, then metric index
@@ -103,7 +104,8 @@ def _resolve_groups(groups: Any, metrics: tuple[str, ...]) -> list[list[int]] | 
     if groups is None:
         return None
     if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
-        raise InvalidInputError(f"groups: expected a list of metric groups (lists of column names or positions), got {groups!r}")
+        raise InvalidInputError(
+            f"groups: expected a list of metric groups (lists of column names or positions), got {groups!r}")
     index = {m: i for i, m in enumerate(metrics)}
     out = []
     for t, G in enumerate(groups):
@@ -193,6 +195,8 @@ class _PositionalBase(Formulation):
     """
 
     sense = "min"
+    #: The exact method the harness runs by default (``"auto"``: the fastest to proof per instance class).
+    default_exact_method = "auto"
 
     def __init__(self, positions: Any, *, alternatives: Sequence[str] | None = None,
                  metrics: Sequence[str] | None = None, ties: str | None = None, missing: str | None = None,
@@ -400,7 +404,8 @@ class _PositionalBase(Formulation):
         return [self._mets[i] for i in K]
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(n_metrics={self.n_metrics}, n_alternatives={self.n_alternatives}{self._repr_extra()})"
+        return (f"{type(self).__name__}(n_metrics={self.n_metrics}, n_alternatives={self.n_alternatives}"
+                f"{self._repr_extra()})")
 
     def _repr_extra(self) -> str:
         return ""

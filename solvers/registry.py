@@ -32,6 +32,7 @@ _BUILTIN_MODULES = (
     "benchsel.solvers.pyomo_backend",
     "benchsel.solvers.cpsat_backend",
     "benchsel.solvers.scip_backend",
+    "benchsel.solvers.size_sweep",
     "benchsel.heuristics.generic",
     "benchsel.heuristics.kmedoids",
     "benchsel.heuristics.positional",
