@@ -16,6 +16,8 @@ _LAZY = {
     "PositionalProportionality": "benchsel.formulations.positional",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
+    "RepCoreAligner": "benchsel.formulations.repcore",
+    "align_hidden_states": "benchsel.formulations.repcore",
 }
 
 __all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]
