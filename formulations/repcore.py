@@ -30,7 +30,7 @@ import itertools
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,10 +148,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 _LEAK = 0.1
 #: activations and their derivatives as functions of the activation's output
-_ACT = {"relu": lambda x: np.maximum(x, 0.0), "leaky_relu": lambda x: np.where(x > 0, x, _LEAK * x),
-        "tanh": np.tanh}
-_DACT = {"relu": lambda a: (a > 0).astype(a.dtype), "leaky_relu": lambda a: np.where(a > 0, 1.0, _LEAK).astype(a.dtype),
-         "tanh": lambda a: 1.0 - a * a}
+_ACT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "relu": lambda x: np.maximum(x, 0.0),
+    "leaky_relu": lambda x: np.where(x > 0, x, _LEAK * x),
+    "tanh": np.tanh,
+}
+_DACT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "relu": lambda a: (a > 0).astype(a.dtype),
+    "leaky_relu": lambda a: np.where(a > 0, 1.0, _LEAK).astype(a.dtype),
+    "tanh": lambda a: 1.0 - a * a,
+}
 
 
 class _Net:

@@ -261,7 +261,7 @@ def _run(f: KMedoids, mode: str, *, time_limit: float | None, seed: int | None, 
                   **{key: best_obj if mode == "spherical" else -best_obj})
 
 
-def _options(restarts: int) -> tuple[Option, ...]:
+def _options(restarts: int) -> tuple[Any, ...]:
     return (
         Option("n_restarts", restarts, "int", low=1, doc="restarts; the best clustering objective is kept"),
         Option("max_iter", 100, "int", low=1, doc="Lloyd iterations per restart"),

@@ -302,12 +302,12 @@ def make_hidden_states(n_items: int = 1000, n_models: int = 10, *, n_targets: in
     rng = check_rng(seed)
     if widths is None:
         d = rng.choice(np.array([64, 96, 128, 192, 256]), size=M)
-    elif np.ndim(widths) == 0:
+    elif not isinstance(widths, Sequence) or isinstance(widths, (str, bytes)):
         d = np.full(M, check_int(widths, "widths", low=1))
     else:
-        if isinstance(widths, (str, bytes)) or len(widths) != M:  # type: ignore[arg-type]
+        if len(widths) != M:
             raise InvalidInputError(f"widths: expected an int or {M} widths (one per model), got {widths!r}")
-        d = np.array([check_int(w, f"widths[{j}]", low=1) for j, w in enumerate(widths)])  # type: ignore[union-attr]
+        d = np.array([check_int(w, f"widths[{j}]", low=1) for j, w in enumerate(widths)])
     # items
     groups = rng.permutation(np.arange(N) % G)  # balanced planted groups
     centres = rng.normal(size=(G, r))
