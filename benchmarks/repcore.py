@@ -174,9 +174,18 @@ def speed(n_items: int = 2000, n_models: int = 10, width: int = 1024, seed: int 
 
 
 # --------------------------------------------------------------------------- synthetic
+#: Overrides of the aligner's and the generator's parameters (``--aligner`` / ``--generator``).
+ALIGNER: dict[str, Any] = {}
+GENERATOR: dict[str, Any] = {}
+
+
 def _population(seed: int, n_sources: int, n_items: int, n_targets: int) -> Any:
-    return make_hidden_states(n_items=n_items, n_models=n_sources, n_targets=n_targets, n_groups=N_GROUPS,
-                              seed=10_000 + seed)
+    kw = {"n_groups": N_GROUPS, **GENERATOR}
+    return make_hidden_states(n_items=n_items, n_models=n_sources, n_targets=n_targets, seed=10_000 + seed, **kw)
+
+
+def _align(hs: Any, Y: np.ndarray, seed: int) -> RepCoreAligner:
+    return RepCoreAligner(seed=seed, **ALIGNER).fit(hs.hidden_states, Y)
 
 
 def clustering(seeds: int = 10, sources: tuple[int, ...] = SOURCES, n_items: int = N_ITEMS,
@@ -187,7 +196,7 @@ def clustering(seeds: int = 10, sources: tuple[int, ...] = SOURCES, n_items: int
         for S in sources:
             hs = _population(s, S, n_items, 0)
             Y = hs.Y[:S]
-            al = RepCoreAligner(seed=s).fit(hs.hidden_states, Y)
+            al = _align(hs, Y, s)
             sel = _Selector(Y, al.embedding_, _concat_states(hs.hidden_states))
             row = {"part": "clustering", "seed": s, "n_sources": S, "test_auc": al.test_auc_,
                    "align_seconds": al.fit_seconds_}
@@ -239,7 +248,7 @@ def synthetic(seeds: int = 10, sources: tuple[int, ...] = SOURCES, ks: tuple[int
         for S in sources:
             hs = _population(s, S, n_items, n_targets)
             Y_src, Y_tgt = hs.Y[:S], hs.Y[S:]
-            al = RepCoreAligner(seed=s).fit(hs.hidden_states, Y_src)
+            al = _align(hs, Y_src, s)
             sel = _Selector(Y_src, al.embedding_, _concat_states(hs.hidden_states))
             for r in _run_pipelines(sel, Y_src, Y_tgt, ks, s):
                 rows.append({"part": "synthetic", "seed": s, "n_sources": S, **r})
@@ -332,8 +341,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=None, help="synthetic seeds / ARC source draws (default 10; quick 2)")
     ap.add_argument("--sources", type=str, default=None, help="source counts, comma-separated (default 5,10,20)")
     ap.add_argument("--data-dir", type=Path, default=None, help="the shared data folder (default: found)")
+    ap.add_argument("--aligner", type=json.loads, default={},
+                    help='RepCoreAligner parameters as JSON for the synthetic parts, e.g. \'{"hidden": []}\'')
+    ap.add_argument("--generator", type=json.loads, default={},
+                    help='make_hidden_states parameters as JSON, e.g. \'{"confidence": 0.0}\'')
     ap.add_argument("--out", type=Path, default=None, help="write every row as JSON")
     args = ap.parse_args(argv)
+    ALIGNER.update(args.aligner)
+    GENERATOR.update(args.generator)
     seeds = args.seeds or (2 if args.quick else 10)
     sources = tuple(int(s) for s in args.sources.split(",")) if args.sources else ((5,) if args.quick else SOURCES)
     n_items = 300 if args.quick else N_ITEMS
@@ -353,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += arc(seeds, ks=(10, 30) if args.quick else KS_ARC, data_dir=args.data_dir)
         print_fidelity(rows, "arc")
     if args.out:
+        rows.append({"part": "settings", "aligner": ALIGNER, "generator": GENERATOR, "argv": sys.argv[1:]})
         args.out.write_text(json.dumps(rows, indent=1, default=float))
         print(f"\nwrote {len(rows)} rows to {args.out}", file=sys.stderr)
     return 0

@@ -405,3 +405,17 @@ def test_unreadable_files(tmp_path):
     with pytest.raises(InvalidInputError, match=r"dtype <U1, expected numbers"):
         load_hidden_states(strings)
     assert zipfile.is_zipfile(good)
+
+
+# ----------------------------------------------------------------- benchmark helpers
+def test_adjusted_rand_index():
+    from benchsel.benchmarks.repcore import adjusted_rand_index
+
+    a = np.array([0, 0, 1, 1, 2, 2])
+    assert adjusted_rand_index(a, a) == pytest.approx(1.0)
+    assert adjusted_rand_index(a, np.array([5, 5, 3, 3, 9, 9])) == pytest.approx(1.0)  # label names do not matter
+    # hand-computed: contingency [[2, 0], [1, 1]] of 4 items -> ARI 0
+    assert adjusted_rand_index([0, 0, 1, 1], [0, 0, 0, 1]) == pytest.approx(0.0)
+    rng = np.random.default_rng(0)
+    vals = [adjusted_rand_index(rng.integers(0, 4, 400), rng.integers(0, 4, 400)) for _ in range(20)]
+    assert abs(np.mean(vals)) < 0.01  # chance level
