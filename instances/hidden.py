@@ -250,7 +250,8 @@ def save_hidden_states(path: str | Path, hidden_states: Any, *, models: Sequence
 def make_hidden_states(n_items: int = 1000, n_models: int = 10, *, n_targets: int = 0,
                        widths: int | Sequence[int] | None = None, n_groups: int = 8, latent_dim: int = 16,
                        n_nuisance: int = 8, item_spread: float = 0.6, skill_spread: float = 0.8,
-                       confidence: float = 0.5, noise: float = 0.3, seed: Any = 0) -> HiddenStates:
+                       confidence: float = 0.5, discrimination: float = 1.0, noise: float = 0.3,
+                       seed: Any = 0) -> HiddenStates:
     """Seeded heterogeneous hidden states with planted item groups and IRT correctness.
 
     Items fall in ``n_groups`` planted groups; item ``i`` of group ``g`` has a
@@ -258,12 +259,12 @@ def make_hidden_states(n_items: int = 1000, n_models: int = 10, *, n_targets: in
     ``R^latent_dim``, a surface-feature vector ``s_i ~ N(0, I)`` in
     ``R^n_nuisance`` unrelated to correctness (prompt length, format...), a
     difficulty ``b_i = beta_g + N(0, 0.7^2)`` and a discrimination
-    ``a_i ~ LogNormal(0, 0.3)``. Model ``m`` has an ability ``theta_m ~
+    ``a_i = discrimination * LogNormal(0, 0.3)``. Model ``m`` has an ability ``theta_m ~
     N(0, 1)`` and a skill per group ``gamma_{m,g} ~ N(0, skill_spread^2)``;
     its correctness is ``y_{m,i} ~ Bernoulli(sigmoid(a_i (theta_m +
     gamma_{m,g_i} - b_i)))``. Its hidden state, of its own width ``d_m``, is
 
-        ``h_{m,i} = s_m * tanh(A_m u_i + B_m s_i + v_m * margin_{m,i}) + o_m + noise * N(0, I)``
+        ``h_{m,i} = s_m * tanh(A_m u_i + B_m s_i + confidence * v_m * margin_{m,i}) + o_m + noise * N(0, I)``
 
     with model-specific random maps ``A_m``, ``B_m``, direction ``v_m``, scales
     ``s_m`` (log-normal per coordinate) and offsets ``o_m``, and
@@ -281,7 +282,18 @@ def make_hidden_states(n_items: int = 1000, n_models: int = 10, *, n_targets: in
     widths : int or sequence of int (one per model), optional
         Hidden widths ``d_m`` (default: drawn from 64, 96, 128, 192, 256).
     n_groups, latent_dim, n_nuisance : int
-    item_spread, skill_spread, noise : float
+        Planted groups (balanced), latent width, surface features.
+    item_spread : float
+        Spread of the items around their group's centre.
+    skill_spread : float
+        Standard deviation of the models' per-group skills (how much the
+        groups matter for correctness).
+    confidence : float
+        Weight of the model's own margin in its hidden state.
+    discrimination : float
+        Scale of the items' discriminations (larger: less noisy answers).
+    noise : float
+        Standard deviation of the hidden states' additive noise.
     seed : int or Generator
 
     Returns
@@ -298,6 +310,7 @@ def make_hidden_states(n_items: int = 1000, n_models: int = 10, *, n_targets: in
     isp = check_float(item_spread, "item_spread", low=0.0)
     ssp = check_float(skill_spread, "skill_spread", low=0.0)
     conf = check_float(confidence, "confidence", low=0.0)
+    disc = check_float(discrimination, "discrimination", low=0.0, low_open=True)
     nz = check_float(noise, "noise", low=0.0)
     rng = check_rng(seed)
     if widths is None:
@@ -314,7 +327,7 @@ def make_hidden_states(n_items: int = 1000, n_models: int = 10, *, n_targets: in
     U = centres[groups] + isp * rng.normal(size=(N, r))
     S = rng.normal(size=(N, q))
     b = rng.normal(scale=0.5, size=G)[groups] + rng.normal(scale=0.7, size=N)
-    a = rng.lognormal(0.0, 0.3, size=N)
+    a = disc * rng.lognormal(0.0, 0.3, size=N)
     # models (sources first, then targets)
     theta = rng.normal(size=M + T)
     gamma = ssp * rng.normal(size=(M + T, G))
