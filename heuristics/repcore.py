@@ -38,52 +38,47 @@ __all__ = ["anchors_of", "cosine_refusal", "euclidean_refusal", "lloyd"]
 
 #: ``1 - cos`` lies in [0, 2]; asymmetry and range are checked up to this tolerance.
 _TOL = 1e-9
-_checked: weakref.WeakKeyDictionary[KMedoids, str | None] = weakref.WeakKeyDictionary()
-_checked_euclid: weakref.WeakKeyDictionary[KMedoids, str | None] = weakref.WeakKeyDictionary()
+_checked: dict[str, weakref.WeakKeyDictionary[KMedoids, str | None]] = {
+    "spherical": weakref.WeakKeyDictionary(), "euclidean": weakref.WeakKeyDictionary()}
+
+
+def _refusal(f: Any, mode: str) -> str | None:
+    """Why the kernel ``mode`` cannot be read from ``f.D`` (None: it can); cached per formulation."""
+    if not isinstance(f, KMedoids):
+        return "it works on KMedoids only"
+    cache = _checked[mode]
+    if f in cache:
+        return cache[f]
+    D = f.D
+    scale = 1.0 if mode == "spherical" else max(1.0, float(D.max()))
+    why = None
+    if mode == "spherical" and D.max() > 2.0 + _TOL:
+        why = f"its dissimilarities exceed 2 (max {D.max():.6g})"
+    elif np.abs(np.diag(D)).max() > _TOL * scale:
+        why = "its D has a non-zero diagonal"
+    elif not np.allclose(D, D.T, rtol=0.0, atol=_TOL * scale):
+        why = "its D is not symmetric"
+    if why is not None:
+        need = ("spherical k-means needs a cosine (or correlation) dissimilarity, 1 - cos" if mode == "spherical"
+                else "k-means reads D as Euclidean distances between item features")
+        metric = "cosine" if mode == "spherical" else "euclidean"
+        why = f"{need}, but {why}; build it with KMedoids.from_features(X, k, metric='{metric}')"
+    cache[f] = why
+    return why
 
 
 def cosine_refusal(f: Any) -> str | None:
     """None when ``f`` is a :class:`KMedoids` whose ``D`` can be a cosine dissimilarity, else why not.
 
-    Checked: symmetric, zero diagonal, entries in ``[0, 2]`` (the result is
-    cached per formulation: ``D`` is read-only).
+    Checked: symmetric, zero diagonal, entries in ``[0, 2]`` (cached per
+    formulation: ``D`` is read-only).
     """
-    if not isinstance(f, KMedoids):
-        return "it works on KMedoids only"
-    if f in _checked:
-        return _checked[f]
-    D = f.D
-    why = None
-    if D.max() > 2.0 + _TOL:
-        why = f"its dissimilarities exceed 2 (max {D.max():.6g})"
-    elif np.abs(np.diag(D)).max() > _TOL:
-        why = "its D has a non-zero diagonal"
-    elif not np.allclose(D, D.T, rtol=0.0, atol=_TOL):
-        why = "its D is not symmetric"
-    if why is not None:
-        why = (f"spherical k-means needs a cosine (or correlation) dissimilarity, 1 - cos, but {why}; build it "
-               "with KMedoids.from_features(X, k, metric='cosine')")
-    _checked[f] = why
-    return why
+    return _refusal(f, "spherical")
 
 
 def euclidean_refusal(f: Any) -> str | None:
     """None when ``f`` is a :class:`KMedoids` with a symmetric, zero-diagonal ``D`` (read as Euclidean distances)."""
-    if not isinstance(f, KMedoids):
-        return "it works on KMedoids only"
-    if f in _checked_euclid:
-        return _checked_euclid[f]
-    D = f.D
-    why = None
-    if np.abs(np.diag(D)).max() > _TOL:
-        why = "its D has a non-zero diagonal"
-    elif not np.allclose(D, D.T, rtol=0.0, atol=_TOL * max(1.0, float(D.max()))):
-        why = "its D is not symmetric"
-    if why is not None:
-        why = (f"k-means reads D as Euclidean distances between item features, but {why}; build it with "
-               "KMedoids.from_features(X, k, metric='euclidean')")
-    _checked_euclid[f] = why
-    return why
+    return _refusal(f, "euclidean")
 
 
 class _Geometry:
