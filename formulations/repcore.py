@@ -412,7 +412,8 @@ class RepCoreAligner:
             print(f"[benchsel] {msg}", file=sys.stderr, flush=True)
 
     def _standardise(self, H: list[np.ndarray]) -> list[np.ndarray]:
-        return [((h - mu) / sd).astype(_DTYPE) for h, mu, sd in zip(H, self._mean, self._scale)]
+        """Per-coordinate z-scores with the fitted statistics (computed on ``h / max|h|``: no overflow)."""
+        return [((h / a - mu) / sd).astype(_DTYPE) for h, a, mu, sd in zip(H, self._absmax, self._mean, self._scale)]
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "projections_"):
@@ -456,9 +457,14 @@ class RepCoreAligner:
                                     f"test, got {N}")
         rng = check_rng(self.seed)
         self.widths_ = tuple(h.shape[1] for h in H)
-        self._mean = [h.mean(axis=0) for h in H]
-        sd = [h.std(axis=0) for h in H]
-        self._scale = [np.where(s > 1e-12 * max(1.0, float(np.abs(mu).max())), s, 1.0) for s, mu in zip(sd, self._mean)]
+        # z-scores are scale-free: compute them on h / max|h| so that huge or tiny values neither overflow nor
+        # underflow; a coordinate constant over the items becomes 0
+        self._absmax = [float(np.abs(h).max()) or 1.0 for h in H]
+        unit = [(h / a).astype(float) for h, a in zip(H, self._absmax)]
+        self._mean = [u.mean(axis=0) for u in unit]
+        sd = [u.std(axis=0) for u in unit]
+        self._scale = [np.where(s > 1e-9 * max(1.0, float(np.abs(mu).max())), s, 1.0) for s, mu in zip(sd, self._mean)]
+        del unit
         X = self._standardise(H)
         # hidden states wider than the item count: train in the row space of the states
         # (an exact reparametrisation P_m = V_m P'_m; V_m from the thin SVD)

@@ -135,6 +135,13 @@ def test_three_d_array_and_integer_states_accepted():
     assert E.shape == (30, 3)
 
 
+def test_huge_and_tiny_states_are_standardised_without_overflow():
+    H, Y = _hs()
+    E = align_hidden_states(H, Y, dim=3, epochs=3)
+    for scale in (1e300, 1e-300):
+        np.testing.assert_allclose(align_hidden_states([h * scale for h in H], Y, dim=3, epochs=3), E, atol=1e-9)
+
+
 # ------------------------------------------------------------------ bad input
 def _hs(n=20, widths=(4, 6), seed=0):
     rng = np.random.default_rng(seed)
