@@ -8,6 +8,10 @@ cheap::
 
     from benchsel import KMedoids, solve
     res = solve(KMedoids.from_features(X, k=10, metric="correlation"), "highs", time_limit=60)
+
+    from benchsel import compress          # models x items matrix -> k items + a fitted estimator
+    c = compress(Y, k=50)
+    c.predict(Y_new[:, c.items])
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ _LAZY: dict[str, str] = {
     "MethodNotApplicableError": "benchsel.solvers.errors",
     "SolverNotInstalledError": "benchsel.solvers.errors",
     "NotLinearError": "benchsel.solvers.errors",
+    "NumericalError": "benchsel.solvers.errors",
     # formulations
     "Formulation": "benchsel.formulations.base",
     "KMedoids": "benchsel.formulations.kmedoids",
@@ -43,6 +48,19 @@ _LAZY: dict[str, str] = {
     "PositionalProportionality": "benchsel.formulations.positional",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
+    # estimators and the one-call path
+    "compress": "benchsel.solvers.pipeline",
+    "Compressed": "benchsel.solvers.pipeline",
+    "select_items": "benchsel.solvers.pipeline",
+    "register_selection": "benchsel.solvers.pipeline",
+    "selection_names": "benchsel.solvers.pipeline",
+    "get_estimator": "benchsel.formulations.estimators",
+    "estimator_names": "benchsel.formulations.estimators",
+    "list_estimators": "benchsel.formulations.estimators",
+    "register_estimator": "benchsel.formulations.estimators",
+    "Estimator": "benchsel.formulations.estimators",
+    "fit_irt": "benchsel.formulations.irt",
+    # RepCore alignment
     "RepCoreAligner": "benchsel.formulations.repcore",
     "align_hidden_states": "benchsel.formulations.repcore",
     # instances
@@ -60,6 +78,14 @@ __all__ = ["__version__", *_LAZY]
 if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.base import Formulation
     from benchsel.formulations.bayes import BatchInformationGain
+    from benchsel.formulations.estimators import (
+        Estimator,
+        estimator_names,
+        get_estimator,
+        list_estimators,
+        register_estimator,
+    )
+    from benchsel.formulations.irt import fit_irt
     from benchsel.formulations.holocosm import RankingRiskReconstruction
     from benchsel.formulations.kmedoids import KMedoids
     from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
@@ -75,11 +101,13 @@ if TYPE_CHECKING:  # static analysers see the real names
         InvalidInputError,
         MethodNotApplicableError,
         NotLinearError,
+        NumericalError,
         SolverNotInstalledError,
         UnknownMethodError,
     )
     from benchsel.solvers.model import LinearModel, ModelBuilder
     from benchsel.solvers.mps import write_mps
+    from benchsel.solvers.pipeline import Compressed, compress, register_selection, select_items, selection_names
     from benchsel.solvers.registry import available_methods, get_method, list_methods, register_method
     from benchsel.solvers.result import MethodOutput, Result, Termination
 

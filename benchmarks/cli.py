@@ -12,6 +12,13 @@
 Every command takes ``--data-dir DIR`` (real data; default ``$BENCHSEL_DATA``
 or ``../shared/data``) and ``--debug`` (tracebacks on errors). Bad input gives
 one line on stderr and exit code 2; no traceback unless ``--debug``.
+
+Exit codes: 0 success; 1 internal error (a bug: one line, the traceback with
+``--debug``); 2 bad input (arguments, options, files: checked before any run
+starts); 3 ``run`` finished but some of its runs ended in an error (their
+messages are in the ``error`` column and printed under the tables); 130
+interrupted (Ctrl-C or SIGTERM; finished runs are stored, the same command
+resumes).
 """
 from __future__ import annotations
 
@@ -21,15 +28,17 @@ import fnmatch
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from benchsel.solvers.errors import BenchselError, InvalidInputError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
+EXIT_RUN_ERRORS = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -120,8 +129,9 @@ def _filter(specs: list[Any], patterns: Sequence[str] | None, suite: str) -> lis
         return specs
     out = [s for s in specs if any(fnmatch.fnmatchcase(s.name, p) for p in patterns)]
     if not out:
+        names = ", ".join(s.name for s in specs[:12]) + (" ..." if len(specs) > 12 else "")
         raise InvalidInputError(f"instances: no instance of suite {suite!r} matches {' '.join(patterns)}; "
-                                f"instances: {', '.join(s.name for s in specs[:12])}{' ...' if len(specs) > 12 else ''}")
+                                f"instances: {names}")
     return out
 
 
@@ -137,6 +147,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .suites import get_suite, suite_instances
 
     s = get_suite(args.suite)
+    if s.runner is not None:  # a suite with its own driver (e.g. fidelity)
+        from .suites import check_data
+
+        data_dir = _data_dir(args)
+        check_data(s, data_dir)
+        return s.runner(args, data_dir)
     specs = _filter(suite_instances(args.suite, _data_dir(args)), args.instances, args.suite)
     time_limit = args.time_limit if args.time_limit is not None else s.time_limit
     if not (isinstance(time_limit, float) and math.isfinite(time_limit) and time_limit > 0):
@@ -175,11 +191,18 @@ def _run_grid(args: argparse.Namespace, tasks: list[Any], notes: list[str], spec
     if not args.quiet:
         text, _ = report.render(mine)
         print(text, flush=True)
-    _err(f"benchsel: {summary.ran} runs in {summary.seconds:.1f} s ({summary.skipped} skipped as already done, "
-         f"{summary.killed} killed by the watchdog, {summary.errors} errors); results: {store.csv}")
+    elsewhere = f", {summary.elsewhere} run by another process" if summary.elsewhere else ""
+    _err(f"benchsel: {summary.ran} runs in {summary.seconds:.1f} s ({summary.skipped} skipped as already done"
+         f"{elsewhere}, {summary.killed} killed by the watchdog, {summary.errors} errors); results: {store.csv}")
     if summary.interrupted:
         _err("benchsel: interrupted; finished runs are stored, run the same command again to resume")
         return EXIT_INTERRUPTED
+    failed = [r for r in mine if r.get("termination") == "error"]
+    if failed:
+        first = failed[0]
+        _err(f"benchsel: {len(failed)} run(s) ended in an error, e.g. {first.get('method')} on "
+             f"{first.get('instance')}: {first.get('error')} (exit code {EXIT_RUN_ERRORS})")
+        return EXIT_RUN_ERRORS
     return 0
 
 

@@ -18,7 +18,10 @@
   (``dask.distributed``), each still in its own process on the worker.
 * **Results store.** ``runs.jsonl`` (append-only, one JSON row per finished
   run; the latest row of a run wins) and ``runs.csv`` (re-written from it with
-  the reference gaps). A run is identified by instance, instance fingerprint,
+  the reference gaps). Several processes may run grids into one folder at
+  once: each run is claimed before it starts and executed once in total (see
+  :mod:`benchsel.benchmarks.store`); runs another process holds are waited
+  for at the end. A run is identified by instance, instance fingerprint,
   method (with options), seed and time limit; finished runs are skipped when
   the grid is run again, except runs whose worker process died or was lost
   (``retry`` true), which are run again. A method that raised is a result
@@ -34,10 +37,12 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from benchsel.solvers.errors import InvalidInputError
 
@@ -87,7 +92,12 @@ __all__ = [
 
 @dataclass
 class RunSummary:
-    """What :func:`execute` did."""
+    """What :func:`execute` did.
+
+    ``skipped``: runs already finished when it started; ``elsewhere``: runs
+    another process (writing into the same folder) executed meanwhile;
+    ``ran``: runs this call executed.
+    """
 
     total: int
     skipped: int
@@ -96,6 +106,11 @@ class RunSummary:
     errors: int
     seconds: float
     interrupted: bool = False
+    elsewhere: int = 0
+
+
+#: Seconds between two looks at runs another process holds.
+WAIT_POLL_SECONDS = 1.0
 
 
 def connect_dask(address: str) -> Any:
@@ -149,6 +164,7 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
     if grace is not None and (not isinstance(grace, (int, float)) or grace < 0):
         raise InvalidInputError(f"grace: expected a non-negative number of seconds, got {grace!r}")
     done = store.done_keys()
+    store._refresh_seen(reset=True)
     todo = [t for t in tasks if t.key not in done]
     # deduplicate (the same run listed twice in a grid)
     seen: set[str] = set()
@@ -164,7 +180,6 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
 
     def finish(row: dict[str, Any]) -> None:
         nonlocal last_csv
-        store.append(row)
         summary.ran += 1
         summary.killed += row.get("termination") == "killed"
         summary.errors += row.get("termination") == "error"
@@ -176,42 +191,107 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
             store.write_csv()
             last_csv = time.perf_counter()
 
+    stop = threading.Event()
+
+    def claimed_run(runner: Callable[..., dict[str, Any]], t: Task, label: str) -> tuple[str, dict[str, Any] | None]:
+        """Claim, run, store, release (in a pool thread): the row is appended before the claim is dropped."""
+        if stop.is_set():
+            return "stopped", None
+        state = store.claim(t.key, label=t.label)
+        if state != "claimed":
+            return state, None
+        try:
+            row = runner(t, grace)
+            row["executor"] = label
+            if stop.is_set():  # interrupted: the killed run is not stored (it is run again on resume)
+                return "stopped", None
+            store.append(row)
+            return "ran", row
+        finally:
+            store.release(t.key)
+
+    def local_round(batch: list[Task]) -> list[Task]:
+        if isolation not in ("fork", "subprocess"):
+            raise InvalidInputError(f"isolation: expected 'fork' or 'subprocess', got {isolation!r}")
+        runner: Callable[..., dict[str, Any]] = run_isolated
+        if isolation == "fork" and fork_context(batch[0].threads) is not None:
+            runner = run_forked
+        label = "local fork" if runner is run_forked else "local subprocess"
+        held: list[Task] = []
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futs = {pool.submit(claimed_run, runner, t, label): t for t in batch}
+            try:
+                for fut in as_completed(futs):
+                    state, row = fut.result()
+                    if state == "ran" and row is not None:
+                        finish(row)
+                    elif state == "held":
+                        held.append(futs[fut])
+                    elif state == "done":
+                        done_elsewhere(futs[fut])
+            except BaseException:
+                stop.set()
+                for f_ in futs:
+                    f_.cancel()
+                kill_all()
+                raise
+        return held
+
+    def dask_round(batch: list[Task], client: Any) -> list[Task]:
+        from distributed import as_completed as dask_completed
+
+        held: list[Task] = []
+        mine: list[Task] = []
+        for t in batch:
+            state = store.claim(t.key, label=t.label)
+            if state == "claimed":
+                mine.append(t)
+            elif state == "held":
+                held.append(t)
+            else:
+                done_elsewhere(t)
+        try:
+            futs = {client.submit(run_on_dask_worker, t, grace, pure=False): t for t in mine}
+            for fut in dask_completed(list(futs), loop=client.loop):
+                t = futs[fut]
+                try:
+                    row = fut.result()
+                except Exception as e:  # a lost worker: the run is retried next time
+                    row = failed_row(t, "error", f"dask: {type(e).__name__}: {e}", 0.0, retry=True)
+                store.append(row)
+                store.release(t.key)
+                finish(row)
+        finally:
+            for t in mine:
+                store.release(t.key)
+        return held
+
+    def done_elsewhere(t: Task) -> None:
+        summary.elsewhere += 1
+        bar.update(1)
+
     try:
+        client = None
+        own = False
         if scheduler is not None:
             own = isinstance(scheduler, str)
             client = connect_dask(scheduler) if own else scheduler
-            try:
-                from distributed import as_completed as dask_completed
-
-                futs = {client.submit(run_on_dask_worker, t, grace, pure=False): t for t in todo}
-                for fut in dask_completed(list(futs), loop=client.loop):
-                    try:
-                        row = fut.result()
-                    except Exception as e:  # a lost worker: the run is retried next time
-                        row = failed_row(futs[fut], "error", f"dask: {type(e).__name__}: {e}", 0.0, retry=True)
-                    finish(row)
-            finally:
-                if own:
-                    client.close()
-        else:
-            if isolation not in ("fork", "subprocess"):
-                raise InvalidInputError(f"isolation: expected 'fork' or 'subprocess', got {isolation!r}")
-            runner: Callable[..., dict[str, Any]] = run_isolated
-            if isolation == "fork" and fork_context(todo[0].threads) is not None:
-                runner = run_forked
-            label = "local fork" if runner is run_forked else "local subprocess"
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                futs = {pool.submit(runner, t, grace): t for t in todo}
-                try:
-                    for fut in as_completed(futs):
-                        row = fut.result()
-                        row["executor"] = label
-                        finish(row)
-                except BaseException:
-                    for f_ in futs:
-                        f_.cancel()
-                    kill_all()
-                    raise
+        try:
+            pending = todo
+            polls = 0
+            while pending:
+                pending = dask_round(pending, client) if client is not None else local_round(pending)
+                if pending:
+                    polls += 1
+                    if polls == 2:  # still held after one look: say who holds them
+                        who = next((h for h in map(store.holder, (t.key for t in pending)) if h), None)
+                        by = f" (pid {who.get('pid')} on {who.get('host')})" if who else ""
+                        bar.write(f"benchsel: waiting for {len(pending)} run(s) held by another process{by} "
+                                  f"writing into {store.dir}", file=sys.stderr)
+                    time.sleep(WAIT_POLL_SECONDS)
+        finally:
+            if own and client is not None:
+                client.close()
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:

@@ -79,7 +79,7 @@ def execute_task(task: Task) -> dict[str, Any]:
         for p in task.plugins:
             import_plugin(p)
         f = formulation_class(task.cls)(**task.params)
-        res = solve(f, task.method, time_limit=task.time_limit, seed=task.seed, **task.options)
+        res = solve(f, task.method, time_limit=task.time_limit, seed=task.seed, capture_errors=True, **task.options)
         d = res.to_dict()
         row.update(
             objective=_scalar(d["objective"]), bound=_scalar(d["bound"]), own_gap=_scalar(d["gap"]),
@@ -89,6 +89,8 @@ def execute_task(task: Task) -> dict[str, Any]:
         )
         if res.extra.get("error"):
             row["error"] = str(res.extra["error"]).splitlines()[0][:300]
+            if res.extra.get("traceback"):
+                row["traceback"] = str(res.extra["traceback"])
         for k, v in d.items():
             if k.startswith("extra.") and k not in ("extra.error", "extra.traceback"):
                 row[k] = _scalar(v)
@@ -219,7 +221,7 @@ def fork_context(threads: int = 1) -> Any:
         return _FORK_CTX
 
 
-def _forked_main(task: "Task", conn: Any, log_path: str, watcher: int) -> None:
+def _forked_main(task: Task, conn: Any, log_path: str, watcher: int) -> None:
     """Body of a forked run: own process group, output to a log file, row back through ``conn``."""
     with contextlib.suppress(OSError):
         os.setsid()  # the watchdog kills the whole group (solver subprocesses included)
@@ -245,7 +247,7 @@ def _tail(path: str, n: int = 30) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip()][-n:]
 
 
-def run_forked(task: "Task", grace: float | None = None, ctx: Any = None) -> dict[str, Any]:
+def run_forked(task: Task, grace: float | None = None, ctx: Any = None) -> dict[str, Any]:
     """Like :func:`run_isolated`, but the run's process is forked from the fork server.
 
     Falls back to :func:`run_isolated` where ``forkserver`` is unavailable.

@@ -55,15 +55,16 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.special import comb  # noqa: E402
-from scipy.stats import kendalltau, spearmanr  # noqa: E402
 from scipy.stats import t as student_t  # noqa: E402
 
+from benchsel.formulations.estimators import get_estimator  # noqa: E402
 from benchsel.formulations.kmedoids import KMedoids, dissimilarity  # noqa: E402
 from benchsel.formulations.repcore import RepCoreAligner  # noqa: E402
 from benchsel.instances.hidden import make_hidden_states  # noqa: E402
 from benchsel.solvers import solve  # noqa: E402
 
 from ._data import default_data_dir  # noqa: E402
+from .fidelity import _corr  # noqa: E402
 
 SOURCES = (5, 10, 20)
 KS_SYNTHETIC = (10, 30, 50)
@@ -94,10 +95,8 @@ def adjusted_rand_index(a: Any, b: Any) -> float:
 def score(est: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     """MAE (accuracy points, 0-1 scale), Spearman and Kendall tau-b of estimated vs true target scores."""
     est = np.asarray(est, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sp = spearmanr(est, truth).statistic if np.ptp(est) > 0 else math.nan
-        kt = kendalltau(est, truth, variant="b").statistic if np.ptp(est) > 0 else math.nan
-    return {"mae": float(np.mean(np.abs(est - truth))), "spearman": float(sp), "kendall": float(kt)}
+    sp, kt = _corr(est, truth)
+    return {"mae": float(np.mean(np.abs(est - truth))), "spearman": sp, "kendall": kt}
 
 
 def interval(values: list[float]) -> tuple[float, float, float]:
@@ -147,8 +146,6 @@ class _Selector:
 
 
 def _estimate(name: str, Y_src: np.ndarray, sel: np.ndarray, Y_tgt: np.ndarray) -> np.ndarray:
-    from benchsel.formulations.estimators import get_estimator
-
     return np.asarray(get_estimator(name).fit(Y_src, sel).predict(Y_tgt[:, sel]), dtype=float)
 
 
@@ -340,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small versions of every part")
     ap.add_argument("--seeds", type=int, default=None, help="synthetic seeds / ARC source draws (default 10; quick 2)")
     ap.add_argument("--sources", type=str, default=None, help="source counts, comma-separated (default 5,10,20)")
+    ap.add_argument("--speed-shape", type=str, default=None,
+                    help="items,models,width of the speed part (default 2000,10,1024; quick 500,10,256)")
     ap.add_argument("--data-dir", type=Path, default=None, help="the shared data folder (default: found)")
     ap.add_argument("--aligner", type=json.loads, default={},
                     help='RepCoreAligner parameters as JSON for the synthetic parts, e.g. \'{"hidden": []}\'')
@@ -355,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     parts = ("speed", "clustering", "synthetic", "arc") if args.part == "all" else (args.part,)
     if "speed" in parts:
-        rows.append(speed(n_items=500 if args.quick else 2000, width=256 if args.quick else 1024))
+        n, m, w = (int(x) for x in (args.speed_shape or ("500,10,256" if args.quick else "2000,10,1024")).split(","))
+        rows.append(speed(n_items=n, n_models=m, width=w))
     if "clustering" in parts:
         cl = clustering(seeds, sources, n_items)
         rows += cl

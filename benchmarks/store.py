@@ -1,12 +1,44 @@
-"""The results store: ``runs.jsonl`` (append-only, the source of truth) and ``runs.csv``."""
+"""The results store: ``runs.jsonl`` (append-only, the source of truth) and ``runs.csv``.
+
+Several processes may write into one results folder at once (two ``benchsel
+run`` into the same ``--out``, on one machine or on several sharing the
+folder): every run is executed once in total.
+
+* **Appends** take an exclusive lock on ``runs.lock`` (``fcntl.flock``) and
+  write each row with one ``write`` to the file opened in append mode, so rows
+  never interleave; readers take the shared lock.
+* **Claims.** Before a run starts, its writer *claims* it: under an exclusive
+  lock on ``.claims/lock`` it re-reads the rows appended since it last looked
+  (a run another writer finished is not run again) and, when nobody holds the
+  run, writes ``.claims/<hash>.json`` with its host, pid, process start time
+  and a token. A writer appends the run's row *before* it drops the claim, so
+  whoever claims next sees the row. A claim held by another live writer is
+  skipped (and waited for at the end of the grid, so the tables are complete).
+* **Stale claims.** A claim is stale when its writer's process is gone (same
+  host: the pid is not alive, or is alive but started at another time) or,
+  for another host, when its file has not been refreshed for
+  :attr:`ResultStore.STALE_SECONDS` (live writers touch their claims every
+  :attr:`ResultStore.HEARTBEAT_SECONDS`). A stale claim is taken over: a
+  writer killed with SIGKILL does not block the grid. The kernel drops
+  ``flock`` locks of a dead process by itself.
+
+The guarantee needs ``fcntl`` locks (POSIX; on NFS, a server with lock
+support). Without ``fcntl`` (Windows) one writer per folder is assumed.
+"""
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
+import platform
 import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +48,14 @@ from .gaps import reference_gaps
 from .tasks import row_key
 
 __all__ = ["CORE_COLUMNS", "ResultStore", "ordered_columns", "write_rows_csv"]
+
+try:  # POSIX
+    import fcntl as _fcntl
+except ImportError:  # pragma: no cover - Windows: one writer per folder
+    _fcntl = None  # type: ignore[assignment]
+
+#: Outcomes of :meth:`ResultStore.claim`.
+CLAIMED, DONE, HELD = "claimed", "done", "held"
 
 #: Columns every row has, in this order (then ``meta.*``, ``fidelity.*``,
 #: ``extra.*``, ``version.*`` and ``selection``).
@@ -35,17 +75,44 @@ def _scalar(v: Any) -> Any:
     return v
 
 
+def _proc_start(pid: int) -> str | None:
+    """Start time of process ``pid`` (Linux clock ticks since boot), or None when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
 class ResultStore:
-    """Results of a directory: ``runs.jsonl`` (source of truth) and ``runs.csv``.
+    """Results of a directory: ``runs.jsonl`` (source of truth) and ``runs.csv``, safe for concurrent writers.
 
     Parameters
     ----------
     directory : str or Path
         Created when missing.
+    create : bool
+        False: the directory must already hold results (for reports).
     """
 
     JSONL = "runs.jsonl"
     CSV = "runs.csv"
+    LOCK = "runs.lock"
+    CLAIMS = ".claims"
+    #: A claim from another host not refreshed for this many seconds is stale.
+    STALE_SECONDS = 300.0
+    #: How often a writer refreshes the claims it holds.
+    HEARTBEAT_SECONDS = 30.0
 
     def __init__(self, directory: str | Path, *, create: bool = True) -> None:
         self.dir = Path(directory)
@@ -58,8 +125,15 @@ class ResultStore:
             raise InvalidInputError(
                 f"dir: {str(self.dir)!r} holds no benchsel results ({self.JSONL} missing); run 'benchsel run' first"
             )
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.n_bad_lines = 0
+        self.owner = {"host": platform.node(), "pid": os.getpid(), "start": _proc_start(os.getpid()),
+                      "token": uuid.uuid4().hex}
+        self._held: dict[str, Path] = {}
+        self._heartbeat: threading.Thread | None = None
+        self._seen: dict[str, bool] = {}  # run key -> retry flag of its latest row (incremental view)
+        self._seen_pos = 0
+        self._seen_id: tuple[int, int] | None = None
 
     @property
     def jsonl(self) -> Path:
@@ -69,13 +143,29 @@ class ResultStore:
     def csv(self) -> Path:
         return self.dir / self.CSV
 
+    # ------------------------------------------------------------- locking
+    @contextlib.contextmanager
+    def _flock(self, path: Path, shared: bool = False) -> Iterator[None]:
+        """An inter-process lock on ``path`` (created when missing); a no-op without ``fcntl``."""
+        if _fcntl is None:  # pragma: no cover
+            yield
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            _fcntl.flock(fd, _fcntl.LOCK_SH if shared else _fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing drops the lock
+
+    # ---------------------------------------------------------------- rows
     def rows(self) -> list[dict[str, Any]]:
         """Every stored row, the latest per run, in first-seen order."""
         out: dict[str, dict[str, Any]] = {}
         self.n_bad_lines = 0
         if not self.jsonl.is_file():
             return []
-        with self.jsonl.open() as fh:
+        with self._flock(self.dir / self.LOCK, shared=True), self.jsonl.open() as fh:
             for line in fh:
                 if not line.strip():
                     continue
@@ -93,10 +183,138 @@ class ResultStore:
         return {row_key(r) for r in self.rows() if not r.get("retry")}
 
     def append(self, row: Mapping[str, Any]) -> None:
-        line = json.dumps({k: _scalar(v) for k, v in row.items()}, default=str)
-        with self._lock, self.jsonl.open("a") as fh:
-            fh.write(line + "\n")
-            fh.flush()
+        """Append one row (one ``write`` under the store's lock: rows of concurrent writers never interleave)."""
+        data = (json.dumps({k: _scalar(v) for k, v in row.items()}, default=str) + "\n").encode()
+        with self._lock, self._flock(self.dir / self.LOCK):
+            fd = os.open(self.jsonl, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+
+    def _refresh_seen(self, reset: bool = False) -> dict[str, bool]:
+        """Read the rows appended since the last call (the whole file when it was replaced, cut or ``reset``)."""
+        if reset:
+            self._seen_id = None
+        try:
+            st = os.stat(self.jsonl)
+        except FileNotFoundError:
+            self._seen, self._seen_pos, self._seen_id = {}, 0, None
+            return self._seen
+        ident = (st.st_dev, st.st_ino)
+        if ident != self._seen_id or st.st_size < self._seen_pos:
+            self._seen, self._seen_pos, self._seen_id = {}, 0, ident
+        with self._flock(self.dir / self.LOCK, shared=True), open(self.jsonl, "rb") as fh:
+            fh.seek(self._seen_pos)
+            data = fh.read()
+        end = data.rfind(b"\n") + 1  # whole lines only
+        for line in data[:end].splitlines():
+            try:
+                row = json.loads(line)
+                self._seen[row_key(row)] = bool(row.get("retry"))
+            except (ValueError, KeyError, TypeError):
+                continue
+        self._seen_pos += end
+        return self._seen
+
+    # -------------------------------------------------------------- claims
+    def _claim_path(self, key: str) -> Path:
+        return self.dir / self.CLAIMS / f"{hashlib.sha1(key.encode()).hexdigest()[:24]}.json"
+
+    def _read_claim(self, path: Path) -> dict[str, Any] | None:
+        try:
+            info = json.loads(path.read_text())
+            return info if isinstance(info, dict) else {}
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return {}  # unreadable: treated as stale
+
+    def _stale(self, info: Mapping[str, Any], path: Path) -> bool:
+        if info.get("token") == self.owner["token"]:
+            return False
+        if info.get("host") == self.owner["host"] and isinstance(info.get("pid"), int):
+            pid = int(info["pid"])
+            if not _pid_alive(pid):
+                return True
+            start = _proc_start(pid)
+            return bool(info.get("start") and start and start != info["start"])  # the pid was reused
+        if not info.get("host"):
+            return True
+        try:
+            return time.time() - path.stat().st_mtime > self.STALE_SECONDS
+        except FileNotFoundError:
+            return True
+
+    def claim(self, key: str, *, label: str = "") -> str:
+        """Claim run ``key`` before executing it.
+
+        Returns
+        -------
+        {"claimed", "done", "held"}
+            ``"claimed"``: this store now holds it (run it, :meth:`append` its
+            row, then :meth:`release`); ``"done"``: a finished row is stored
+            (by any writer); ``"held"``: another live writer runs it.
+        """
+        with self._lock, self._flock(self.dir / self.CLAIMS / "lock"):
+            seen = self._refresh_seen()
+            if key in seen and not seen[key]:
+                return DONE
+            path = self._claim_path(key)
+            info = self._read_claim(path)
+            if info is not None and not self._stale(info, path):
+                if info.get("token") == self.owner["token"]:
+                    return CLAIMED
+                return HELD
+            tmp = path.with_name(f"{path.name}.{self.owner['token']}.tmp")
+            tmp.write_text(json.dumps({**self.owner, "key": key, "label": label,
+                                       "claimed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
+            os.replace(tmp, path)
+            self._held[key] = path
+        self._start_heartbeat()
+        return CLAIMED
+
+    def release(self, key: str) -> None:
+        """Drop the claim on ``key`` (after its row was appended, or when it was not run)."""
+        with self._lock, self._flock(self.dir / self.CLAIMS / "lock"):
+            path = self._held.pop(key, None)
+            if path is None:
+                return
+            info = self._read_claim(path)
+            if info and info.get("token") == self.owner["token"]:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+
+    def holder(self, key: str) -> dict[str, Any] | None:
+        """The live claim on ``key`` of another writer (host, pid, ...), or None."""
+        path = self._claim_path(key)
+        info = self._read_claim(path)
+        if info is None or self._stale(info, path) or info.get("token") == self.owner["token"]:
+            return None
+        return info
+
+    def release_all(self) -> None:
+        for key in list(self._held):
+            self.release(key)
+
+    def _start_heartbeat(self) -> None:
+        with self._lock:
+            if self._heartbeat is not None and self._heartbeat.is_alive():
+                return
+
+            def beat() -> None:
+                while True:
+                    time.sleep(self.HEARTBEAT_SECONDS)
+                    with self._lock:
+                        paths = list(self._held.values())
+                    for p in paths:
+                        with contextlib.suppress(OSError):
+                            os.utime(p)
+
+            self._heartbeat = threading.Thread(target=beat, name="benchsel-claims-heartbeat", daemon=True)
+            self._heartbeat.start()
 
     def write_csv(self, rows: list[dict[str, Any]] | None = None) -> Path:
         """Re-write ``runs.csv`` from all rows, with reference gaps."""
@@ -121,7 +339,7 @@ def write_rows_csv(rows: list[dict[str, Any]], path: Path) -> None:
     import csv
 
     cols = ordered_columns(rows)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # concurrent writers
     with tmp.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(cols)

@@ -16,6 +16,9 @@ data (e.g. how well target models' benchmark scores are recovered).
   (RankingRiskReconstruction, with fidelity on held-out target models).
 * ``bayes`` — real binary response sets from ``<data-dir>/responses``
   (BatchInformationGain).
+* ``fidelity`` — selections x estimators on real binary response sets from
+  ``<data-dir>/responses/benchmark_prediction`` (interpolation and
+  extrapolation protocols; its own driver, :mod:`benchsel.benchmarks.fidelity`).
 * ``repcore`` — RepCore on synthetic hidden states (KMedoids on the
   consensus embedding, the 0/1 K-means ablation, AnchorPoints; fidelity of
   held-out targets through the estimators) and, with data, the 0/1 ablation
@@ -103,6 +106,10 @@ class Suite:
     module : str or None
         Formulation module the suite needs; a suite whose module is not part
         of the build is not offered.
+    runner : callable or None
+        ``runner(args, data_dir) -> exit code``: a suite with its own driver
+        (``benchsel run`` hands it the parsed options instead of planning a
+        grid of formulation runs); None for the usual grid.
     """
 
     name: str
@@ -111,6 +118,7 @@ class Suite:
     time_limit: float
     needs_data: tuple[str, ...] = ()
     module: str | None = None
+    runner: Callable[[Any, Path | None], int] | None = None
 
     @property
     def available(self) -> bool:
@@ -136,11 +144,11 @@ def available_suites() -> dict[str, Suite]:
 
 
 def suite(name: str, description: str, *, time_limit: float, needs_data: tuple[str, ...] = (),
-          module: str | None = None):
+          module: str | None = None, runner: Callable[[Any, Path | None], int] | None = None):
     """Register ``build(data_dir) -> list[InstanceSpec]`` as suite ``name``."""
 
     def deco(fn: Callable[[Path | None], list[InstanceSpec]]):
-        SUITES[name] = Suite(name, description, fn, float(time_limit), tuple(needs_data), module)
+        SUITES[name] = Suite(name, description, fn, float(time_limit), tuple(needs_data), module, runner)
         return fn
 
     return deco
@@ -259,23 +267,22 @@ def anchor_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> di
     Returns
     -------
     dict
-        ``mean_nmae`` (mean absolute error over the targets' score range),
-        ``mean_sp`` (Spearman) and ``mean_tau`` (Kendall tau-b) between
-        estimated and true scores (one metric: the mean over metrics is the
-        value; named as in :func:`holocosm_fidelity`).
+        ``mae`` (mean absolute error), ``mean_nmae`` (the same over the
+        targets' score range), ``mean_sp`` (Spearman) and ``mean_tau``
+        (Kendall tau-b) between estimated and true scores (one metric: the
+        mean over metrics is the value; named as in :func:`holocosm_fidelity`).
     """
-    from scipy.stats import kendalltau, spearmanr
-
-    true = targets.mean(axis=1)
     est = np.asarray(f.estimate(selection, targets[:, selection]), dtype=float)
-    rng_ = float(true.max() - true.min()) or 1.0
-    out = {"mean_nmae": float(np.mean(np.abs(est - true)) / rng_)}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sp = spearmanr(est, true).statistic if np.ptp(est) > 0 else math.nan
-        kt = kendalltau(est, true, variant="b").statistic if np.ptp(est) > 0 else math.nan
-    out["mean_sp"] = float(sp) if np.isfinite(sp) else math.nan
-    out["mean_tau"] = float(kt) if np.isfinite(kt) else math.nan
-    return out
+    return _target_scores(est, targets.mean(axis=1))
+
+
+def _target_scores(est: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """``mae``, ``mean_nmae`` (over the targets' score range), ``mean_sp`` (Spearman), ``mean_tau`` (Kendall tau-b)."""
+    from .fidelity import _corr
+
+    mae = float(np.mean(np.abs(est - true)))
+    sp, kt = _corr(est, true)
+    return {"mae": mae, "mean_nmae": mae / (float(true.max() - true.min()) or 1.0), "mean_sp": sp, "mean_tau": kt}
 
 
 def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> dict[str, float]:
@@ -498,6 +505,22 @@ def _bayes(data_dir: Path | None) -> list[InstanceSpec]:
     return out
 
 
+# ----------------------------------------------------------------- fidelity
+def _fidelity_runner(args: Any, data_dir: Path | None) -> int:
+    from .fidelity import run_suite
+
+    return run_suite(args, data_dir)
+
+
+@suite("fidelity", "selections (random, k-medoids FasterPAM / HiGHS, IRT anchors, ...) x estimators (mean, "
+       "cluster-weighted, ridge, repcore-ridge, IRT, stacked, ...) on 4 real binary response sets, interpolation and "
+       "extrapolation, k = 10/25/50/100, MAE with 95 % intervals over splits (--seeds splits, default 10)",
+       time_limit=10.0, needs_data=("responses/benchmark_prediction/glue_sst2.npz",),
+       module="benchsel.formulations.estimators", runner=_fidelity_runner)
+def _fidelity(data_dir: Path | None) -> list[InstanceSpec]:
+    return []  # its own driver (see _fidelity_runner): no formulation grid
+
+
 # ------------------------------------------------------------------ repcore
 REPCORE_SOURCES = (5, 10, 20)
 REPCORE_ITEMS = 600
@@ -525,20 +548,10 @@ def estimator_fidelity(f: Any, selection: np.ndarray, *, Y_source: np.ndarray, t
         ``mae`` (accuracy points on the 0-1 scale), ``mean_nmae`` (over the
         targets' score range), ``mean_sp`` (Spearman), ``mean_tau`` (Kendall tau-b).
     """
-    from scipy.stats import kendalltau, spearmanr
-
     from benchsel.formulations.estimators import get_estimator
 
-    true = targets.mean(axis=1)
     est = np.asarray(get_estimator(estimator).fit(Y_source, selection).predict(targets[:, selection]), dtype=float)
-    mae = float(np.mean(np.abs(est - true)))
-    out = {"mae": mae, "mean_nmae": mae / (float(true.max() - true.min()) or 1.0)}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sp = spearmanr(est, true).statistic if np.ptp(est) > 0 else math.nan
-        kt = kendalltau(est, true, variant="b").statistic if np.ptp(est) > 0 else math.nan
-    out["mean_sp"] = float(sp) if np.isfinite(sp) else math.nan
-    out["mean_tau"] = float(kt) if np.isfinite(kt) else math.nan
-    return out
+    return _target_scores(est, targets.mean(axis=1))
 
 
 def _repcore_population(n_sources: int, seed: int) -> Any:

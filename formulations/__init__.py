@@ -16,6 +16,15 @@ _LAZY = {
     "PositionalProportionality": "benchsel.formulations.positional",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
+    # estimators (not formulations: formulation_classes() skips them)
+    "get_estimator": "benchsel.formulations.estimators",
+    "estimator_names": "benchsel.formulations.estimators",
+    "list_estimators": "benchsel.formulations.estimators",
+    "register_estimator": "benchsel.formulations.estimators",
+    "Estimator": "benchsel.formulations.estimators",
+    "fit_irt": "benchsel.formulations.irt",
+    "IRTModel": "benchsel.formulations.irt",
+    # RepCore alignment (not a formulation)
     "RepCoreAligner": "benchsel.formulations.repcore",
     "align_hidden_states": "benchsel.formulations.repcore",
 }

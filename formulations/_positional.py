@@ -11,7 +11,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_choice, check_float, check_int
+from benchsel.solvers.validation import check_allocation, check_choice, check_float, check_int
+
+from scipy.stats import rankdata
 
 from .base import Formulation
 from .rankings import EPS_MAX_DENOMINATOR, MISSING, TIES, Profile, count_table, scoring_vector
@@ -121,6 +123,59 @@ def _resolve_groups(groups: Any, metrics: tuple[str, ...]) -> list[list[int]] | 
     return out
 
 
+def _positional_iv(positions: Any, ties: Any, alternatives: Any) -> np.ndarray:
+    """Checks of the positional formulations' ``positions`` (pure); returns them as int64, shape (m, n).
+
+    Every column must be a ranking of the ``m`` alternatives with ties: a
+    permutation of ``1..m``, or competition ranks (``ties="min"``: tied
+    alternatives share the best of their places, 1, 2, 2, 4) or their mirror
+    (``ties="max"``: 1, 3, 3, 4); with ``ties`` given, the column must follow
+    it. The ``(m, m)`` count tables must fit in memory; alternative labels
+    must be distinct.
+    """
+    try:
+        P = np.asarray(positions)
+    except Exception:  # pragma: no cover
+        raise InvalidInputError(f"positions: expected a 2-D integer array, got {type(positions).__name__}") from None
+    if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
+        raise InvalidInputError(
+            f"positions: expected shape (m alternatives, n metrics) with m, n >= 1, got shape {P.shape}")
+    if P.dtype.kind == "b" or not np.issubdtype(P.dtype, np.number):
+        raise InvalidInputError(f"positions: expected integer positions 1..m, got dtype {P.dtype}")
+    if not np.issubdtype(P.dtype, np.integer):
+        if np.issubdtype(P.dtype, np.floating) and np.isfinite(P).all() and np.all(P == np.round(P)):
+            P = P.astype(np.int64)
+        else:
+            raise InvalidInputError(f"positions: expected integer positions 1..m, got dtype {P.dtype}")
+    m, n = P.shape
+    if P.min() < 1 or P.max() > m:
+        raise InvalidInputError(f"positions: expected values in 1..m = 1..{m}, got {P.min()}..{P.max()}")
+    check_allocation(6 * 8.0 * m * m + float(m) * n * n, "positions",
+                     f"the (m, m) count tables and cut sets of m = {m} alternatives x n = {n} metrics")
+    P = P.astype(np.int64)
+    lo = rankdata(P, method="min", axis=0) == P
+    hi = rankdata(P, method="max", axis=0) == P
+    rule = {"min": lo, "max": hi, "ordinal": lo & hi}.get(ties) if ties in TIES else lo | hi
+    ok = rule.all(axis=0) if rule is not None else np.ones(n, bool)
+    if not ok.all():
+        j = int(np.flatnonzero(~ok)[0])
+        col = P[:, j].tolist()
+        want = {"min": "competition ranks (ties share the best place: 1, 2, 2, 4)",
+                "max": "ranks whose ties share the worst place (1, 3, 3, 4)",
+                "ordinal": "a permutation of 1..m"}.get(ties, "a permutation of 1..m or ranks with ties "
+                                                           "(1, 2, 2, 4 or 1, 3, 3, 4)")
+        raise InvalidInputError(
+            f"positions: column {j} is not a ranking of the m = {m} alternatives: expected {want}, got "
+            f"{col[:12]}{' ...' if m > 12 else ''} ({int((~ok).sum())} such columns)"
+        )
+    if alternatives is not None and not isinstance(alternatives, str):
+        labels = [str(a) for a in alternatives]
+        if len(set(labels)) != len(labels):
+            dup = next(a for i, a in enumerate(labels) if a in labels[:i])
+            raise InvalidInputError(f"alternatives: expected distinct labels, got {dup!r} more than once")
+    return P
+
+
 # ============================================================ the base class
 class _PositionalBase(Formulation):
     """Shared data, ranking and diagnostics of the two positional formulations.
@@ -142,20 +197,8 @@ class _PositionalBase(Formulation):
     def __init__(self, positions: Any, *, alternatives: Sequence[str] | None = None,
                  metrics: Sequence[str] | None = None, ties: str | None = None, missing: str | None = None,
                  dropped_alternatives: Sequence[str] = ()) -> None:
-        try:
-            P = np.asarray(positions)
-        except Exception:  # pragma: no cover
-            raise InvalidInputError(f"positions: expected a 2-D integer array, got {type(positions).__name__}") from None
-        if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
-            raise InvalidInputError(f"positions: expected shape (m alternatives, n metrics) with m, n >= 1, got shape {P.shape}")
-        if not np.issubdtype(P.dtype, np.integer):
-            if np.issubdtype(P.dtype, np.floating) and np.isfinite(P).all() and np.all(P == np.round(P)):
-                P = P.astype(np.int64)
-            else:
-                raise InvalidInputError(f"positions: expected integer positions 1..m, got dtype {P.dtype}")
+        P = _positional_iv(positions, ties, alternatives)
         m, n = P.shape
-        if P.min() < 1 or P.max() > m:
-            raise InvalidInputError(f"positions: expected values in 1..m = 1..{m}, got {P.min()}..{P.max()}")
         self._P = np.ascontiguousarray(P, dtype=np.int64)
         self._P.setflags(write=False)
         self._alts = self._labels(alternatives, m, "alternatives")

@@ -33,7 +33,17 @@ from scipy.linalg.lapack import dpotri
 from scipy.optimize import minimize
 
 from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_selection
+from benchsel.solvers.validation import (
+    MAX_MAGNITUDE,
+    as_array,
+    as_index_array,
+    check_allocation,
+    check_choice,
+    check_float,
+    check_int,
+    check_magnitude,
+    check_selection,
+)
 
 from .base import Check, Formulation
 
@@ -831,6 +841,45 @@ class BatchData:
         return self.labels[pos]
 
 
+def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, alpha: Any, sigma2: Any,
+              tol: Any) -> np.ndarray:
+    """Checks of :class:`BatchInformationGain`'s arguments that its parts do not make (pure).
+
+    Magnitudes: squared distances of reference vectors, ``R / tol``, the
+    prior variance and noise summed over ``N^2`` pairs and the observed scores
+    summed over ``N`` items stay below :data:`MAX_MAGNITUDE`; the ``(B, B)``
+    covariance matrices fit in memory; ``coreset`` as item indices or a boolean
+    mask of length ``N``. Returns the coreset as item indices, in the order
+    given, shape (n,).
+    """
+    R = as_array(reference_scores, "reference_scores", ndim=2, shape_doc="(Kr, N)")
+    Kr, N = R.shape
+    if Kr < 1 or N < 2:
+        raise InvalidInputError(
+            f"reference_scores: expected at least 1 reference model and 2 items, shape (Kr, N), got shape {R.shape}"
+        )
+    big = check_magnitude(R, "reference_scores", scale=2.0 * math.sqrt(Kr), limit=math.sqrt(MAX_MAGNITUDE),
+                          what=f"squared distances between reference score vectors of length Kr = {Kr}")
+    if tol is not None:
+        t = check_float(tol, "tol", low=0.0, low_open=True)
+        if big / t > MAX_MAGNITUDE:
+            raise InvalidInputError(f"tol: expected a tolerance with max|reference_scores| / tol below "
+                                    f"{MAX_MAGNITUDE:.3g}, got tol = {t:g} for scores up to {big:.3g}")
+    for name, v, scale, what in (("alpha", alpha, float(N) ** 2, f"covariances summed over N^2 = {N}^2 item pairs"),
+                                 ("sigma2", sigma2, float(N) ** 3, f"noise N_b sigma2 summed over N^2 = {N}^2 pairs")):
+        x = check_float(v, name, low=0.0, low_open=True)
+        check_magnitude(np.array([x]), name, scale=scale, what=what)
+    if observed is not None:
+        check_magnitude(as_array(observed, "observed", ndim=1), "observed", scale=N, what=f"a sum of N = {N} scores")
+    nbytes = 6 * 8.0 * N * N
+    if nbytes > 2**30:  # count the buckets only when the bound matters
+        nbytes = 6 * 8.0 * np.unique(R.T, axis=0).shape[0] ** 2
+        check_allocation(nbytes, "reference_scores", f"the (B, B) covariance matrices of the B buckets of {N} items")
+    if coreset is None:
+        return np.zeros(0, dtype=np.int64)
+    return as_index_array(coreset, N, "coreset")
+
+
 class BatchInformationGain(Formulation):
     """Batch information gain of BayesAME: ``max_{A subset U, |A| = k} beta(A)``.
 
@@ -881,6 +930,7 @@ class BatchInformationGain(Formulation):
     def __init__(self, reference_scores: Any, *, coreset: Any = None, observed: Any = None, k: int,
                  alpha: float = 1.0, beta: float = 1.0, sigma2: float = 1e-4, tol: float | None = None,
                  kernel: str = "se", N0: int = 10) -> None:
+        coreset = _batch_iv(reference_scores, coreset, observed, alpha, sigma2, tol)
         self.alpha = check_float(alpha, "alpha", low=0.0, low_open=True)
         self.beta = check_float(beta, "beta", low=0.0, low_open=True)
         self.model = BayesModel(reference_scores, sigma2=sigma2, tol=tol, kernel=kernel)

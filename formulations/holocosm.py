@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -35,7 +36,16 @@ import numpy as np
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.model import LinearModel, ModelBuilder
-from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_rng
+from benchsel.solvers.validation import (
+    MAX_MAGNITUDE,
+    as_array,
+    check_allocation,
+    check_choice,
+    check_float,
+    check_int,
+    check_magnitude,
+    check_rng,
+)
 
 from .base import Check, Formulation
 
@@ -198,6 +208,36 @@ def _orientation(orientation: Any, lower_is_better: Any, K: int) -> np.ndarray:
     return np.where(lib.astype(bool), -1.0, 1.0)
 
 
+def _ranking_risk_iv(X: Any, budget: Any, retention: Any, bank_size: Any, lam: Any) -> None:
+    """Checks of :class:`RankingRiskReconstruction`'s arguments that its constructor does not make (pure).
+
+    ``X`` real with magnitudes whose squares stay below :data:`MAX_MAGNITUDE`;
+    ``retention * N`` at least a tenth of an item (``B = max(1, round(retention * N))``
+    rounds a small fraction up to one item, but not one that asks for next to
+    nothing, e.g. ``retention=1e-9``); the reference bank and the per-pool pair weights fit
+    in memory; ``lam`` below :data:`MAX_MAGNITUDE`.
+    """
+    Xr = as_array(X, "X", ndim=(2, 3), shape_doc="(M, N, K) or (M, N)")
+    M, N = Xr.shape[:2]
+    K = Xr.shape[2] if Xr.ndim == 3 else 1
+    check_magnitude(Xr, "X", limit=math.sqrt(MAX_MAGNITUDE), what="squared deviations of the responses")
+    if budget is None and retention is not None:
+        rho = check_float(retention, "retention", low=0.0, high=1.0, low_open=True, high_open=True)
+        if rho * N < 0.1:
+            raise InvalidInputError(
+                f"retention: retention * N = {rho * N:.3g} items for N = {N}, which B = max(1, round(retention * N)) "
+                f"would silently make 1 item; expected retention >= 0.1 / N = {0.1 / max(N, 1):.3g} (or give budget=1)"
+            )
+    if isinstance(bank_size, numbers.Integral) and not isinstance(bank_size, (bool, np.bool_)):
+        B = min(abs(int(budget)), N) if isinstance(budget, numbers.Integral) else N
+        check_allocation(8.0 * int(bank_size) * (B + 2 * N + 2 * M * K), "bank_size",
+                         f"a reference bank of {int(bank_size)} subsets of N = {N} items")
+    check_allocation(17.0 * M * M * (M - 1) / 2 * K, "X",
+                     f"the per-pool pair weights of M = {M} models x K = {K} metrics")
+    if lam is not None and isinstance(lam, numbers.Real) and not isinstance(lam, (bool, np.bool_)):
+        check_magnitude(np.array([float(lam)]), "lam", what="the reversal weight of every pair loss")
+
+
 # --------------------------------------------------------------------------- formulation
 class RankingRiskReconstruction(Formulation):
     """Ranking-risk constrained multi-metric reconstruction (SPEC F1, HoloCosm).
@@ -274,6 +314,7 @@ class RankingRiskReconstruction(Formulation):
     def __init__(self, X: Any, budget: int | None = None, *, retention: float | None = None, seed: int = 0,
                  quantile: float = 0.25, bank_size: int = 128, lam: float = 1.0, eps: float | None = None,
                  orientation: Any = None, lower_is_better: Any = None) -> None:
+        _ranking_risk_iv(X, budget, retention, bank_size, lam)
         Xr = as_array(X, "X", ndim=(2, 3), shape_doc="(M, N, K) or (M, N)")
         self._X_given = Xr
         X3 = Xr[:, :, None] if Xr.ndim == 2 else Xr
@@ -334,6 +375,9 @@ class RankingRiskReconstruction(Formulation):
         self.bank_R_rank = rr
         for a in (bank, rm, rr):
             a.setflags(write=False)
+        if not (np.isfinite(rm).all() and np.isfinite(rr).all()):
+            raise InvalidInputError("X: the risk weights of these responses overflow float64 (model means or margins "
+                                    "of nearly zero spread); rescale X or drop near-identical models")
         self.calibrated_eps = float(np.quantile(rr, self.quantile, method="inverted_cdf"))
         self.eps = self.calibrated_eps if self._eps_given is None else self._eps_given
 

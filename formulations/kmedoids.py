@@ -16,7 +16,15 @@ from scipy.spatial.distance import cdist
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.model import LinearModel, ModelBuilder, RowBlock
-from benchsel.solvers.validation import as_array, check_choice, check_int
+from benchsel.solvers.validation import (
+    MAX_MAGNITUDE,
+    as_array,
+    as_index_array,
+    check_allocation,
+    check_choice,
+    check_int,
+    check_magnitude,
+)
 
 from .base import Check, Formulation
 
@@ -47,6 +55,8 @@ def dissimilarity(X: Any, metric: str = "correlation") -> np.ndarray:
     check_choice(metric, "metric", METRICS)
     if X.shape[0] < 1 or X.shape[1] < 1:
         raise InvalidInputError(f"X: expected at least one row and one column, got shape {X.shape}")
+    check_allocation(3 * 8.0 * X.shape[0] ** 2, "X", f"the ({X.shape[0]}, {X.shape[0]}) dissimilarity matrix")
+    X, unscale = _exact_rescale(X, metric)
     if metric == "euclidean":
         D = cdist(X, X, "euclidean")
     else:
@@ -57,7 +67,85 @@ def dissimilarity(X: Any, metric: str = "correlation") -> np.ndarray:
         D = 1.0 - Z @ Z.T  # zero rows give similarity 0 (distance 1)
     np.clip(D, 0.0, None, out=D)
     np.fill_diagonal(D, 0.0)
-    return D
+    return D if unscale == 0 else np.ldexp(D, unscale)
+
+
+def _exact_rescale(X: np.ndarray, metric: str) -> tuple[np.ndarray, int]:
+    """``X`` scaled by powers of two (exact) so that squares neither overflow nor underflow.
+
+    Correlation and cosine do not depend on a row's scale: each row is scaled
+    by ``2**-e`` with ``2**e`` about its largest magnitude. Euclidean distances
+    scale with ``X``: one common factor, returned as the exponent to undo
+    (``D = ldexp(D_scaled, e)``).
+    """
+    if metric == "euclidean":
+        big = float(np.max(np.abs(X))) if X.size else 0.0
+        if big == 0.0 or 2.0**-500 < big < 2.0**500:
+            return X, 0
+        e = int(np.frexp(big)[1])
+        return np.ldexp(X, -e), e
+    big = np.max(np.abs(X), axis=1)
+    e = np.frexp(big)[1].astype(np.int64)
+    e[big == 0] = 0
+    if not np.any((big > 0) & ((big < 2.0**-500) | (big > 2.0**500))):
+        return X, 0
+    return np.ldexp(X, -e[:, None]), 0
+
+
+def _kmedoids_iv(D: Any, k: Any, weights: Any, candidates: Any, *,
+                 D_name: str = "D") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Checks of :class:`KMedoids`' arguments (pure); returns ``(D, weights, candidates, k)``.
+
+    ``D`` finite, non-negative, square, real; ``N * max(D) * max(weights)``
+    (a bound on any objective) below :data:`MAX_MAGNITUDE`; ``candidates`` as
+    distinct indices or a boolean mask of length ``N``; ``k`` an integer (not a
+    bool) with ``1 <= k <= min(N - 1, C)``.
+    """
+    D = as_array(D, D_name, ndim=2, shape_doc="(N, N)", nonnegative=True)
+    if D.shape[0] != D.shape[1]:
+        raise InvalidInputError(f"{D_name}: expected a square array of shape (N, N), got shape {D.shape}")
+    N = D.shape[0]
+    if N < 2:
+        raise InvalidInputError(f"{D_name}: expected at least 2 items, got shape {D.shape}")
+    if weights is None:
+        w = np.ones(N)
+    else:
+        w = as_array(weights, "weights", shape=(N,), shape_doc=f"(N,) = ({N},)", nonnegative=True)
+        if not w.any():
+            raise InvalidInputError("weights: expected at least one positive weight, got all zeros")
+    d_max = check_magnitude(D, D_name, scale=N, what=f"a sum of N = {N} distances")
+    check_magnitude(w, "weights", scale=N * max(d_max, 1.0),
+                    what=f"a sum of N = {N} weighted distances of up to {d_max:.3g}")
+    if candidates is None:
+        cand = np.arange(N, dtype=np.int64)
+    else:
+        cand = np.sort(as_index_array(candidates, N, "candidates", allow_empty=False,
+                                           range_what="distinct item indices"))
+    k = check_int(k, "k", low=1, high=min(N - 1, cand.size), low_doc="1",
+                  high_doc=f"min(N - 1, n_candidates) = {min(N - 1, cand.size)}")
+    return D, w, cand, k
+
+
+def _features_iv(X: Any, metric: Any, weights: Any) -> np.ndarray:
+    """Checks of :meth:`KMedoids.from_features`' features (pure): at least 2 rows, and euclidean
+    distances whose sum over the items (with the weights) stays below :data:`MAX_MAGNITUDE`."""
+    X = as_array(X, "X", ndim=2, shape_doc="(N, d)")
+    check_choice(metric, "metric", METRICS)
+    if X.shape[0] < 2 or X.shape[1] < 1:
+        raise InvalidInputError(f"X: expected at least 2 items (rows) and 1 feature (column), got shape {X.shape}")
+    if metric == "euclidean" and X.size:
+        lo, hi = np.min(X, axis=0), np.max(X, axis=0)
+        with np.errstate(over="ignore"):
+            span = float(np.linalg.norm(np.ldexp(hi, -600) - np.ldexp(lo, -600))) * 2.0**600
+        w_max = 1.0
+        if weights is not None:
+            w_max = float(np.max(np.abs(as_array(weights, "weights", ndim=1)), initial=0.0))
+        if not (math.isfinite(span) and span * X.shape[0] * max(w_max, 1.0) <= MAX_MAGNITUDE):
+            raise InvalidInputError(
+                f"X: expected features whose euclidean distances, summed over the N = {X.shape[0]} items, stay below "
+                f"{MAX_MAGNITUDE:.3g}; got distances up to {span:.3g} (float64 would overflow); rescale X"
+            )
+    return X
 
 
 class KMedoids(Formulation):
@@ -94,39 +182,15 @@ class KMedoids(Formulation):
     AUTO_ASSIGNMENT_MAX = 10_000
 
     def __init__(self, D: Any, k: int, *, weights: Any = None, candidates: Any = None) -> None:
-        D = as_array(D, "D", ndim=2, shape_doc="(N, N)", nonnegative=True)
-        if D.shape[0] != D.shape[1]:
-            raise InvalidInputError(f"D: expected a square array of shape (N, N), got shape {D.shape}")
-        N = D.shape[0]
-        if N < 2:
-            raise InvalidInputError(f"D: expected at least 2 items, got shape {D.shape}")
+        D, w, cand, self.k = _kmedoids_iv(D, k, weights, candidates)
         self._D = np.ascontiguousarray(D)
         self._D.setflags(write=False)
-        if weights is None:
-            w = np.ones(N)
-        else:
-            w = as_array(weights, "weights", shape=(N,), shape_doc=f"(N,) = ({N},)", nonnegative=True)
-            if not w.any():
-                raise InvalidInputError("weights: expected at least one positive weight, got all zeros")
         self._w = w.copy()
         self._w.setflags(write=False)
         self._unit_weights = weights is None or bool(np.all(w == 1.0))
-        if candidates is None:
-            cand = np.arange(N, dtype=np.int64)
-        else:
-            cand = np.asarray(candidates)
-            if cand.ndim != 1 or cand.size == 0 or not np.issubdtype(cand.dtype, np.integer):
-                raise InvalidInputError(
-                    f"candidates: expected a non-empty 1-D array of item indices, got {cand.dtype} array of shape {cand.shape}"
-                )
-            if cand.min() < 0 or cand.max() >= N or np.unique(cand).size != cand.size:
-                raise InvalidInputError(f"candidates: expected distinct item indices in [0, {N}), got values {cand.min()}..{cand.max()} ({cand.size} given, {np.unique(cand).size} distinct)")
-            cand = np.sort(cand.astype(np.int64))
         self._cand = cand
         self._cand.setflags(write=False)
         self._all_candidates = candidates is None
-        self.k = check_int(k, "k", low=1, high=min(N - 1, cand.size), low_doc="1",
-                           high_doc=f"min(N - 1, n_candidates) = {min(N - 1, cand.size)}")
 
     # --------------------------------------------------------------- builders
     @classmethod
@@ -142,6 +206,7 @@ class KMedoids(Formulation):
         metric : {"correlation", "cosine", "euclidean"}
         weights, candidates : see :class:`KMedoids`.
         """
+        X = _features_iv(X, metric, weights)
         return cls(dissimilarity(X, metric), k, weights=weights, candidates=candidates)
 
     # ------------------------------------------------------------------ data
@@ -230,17 +295,19 @@ class KMedoids(Formulation):
         Returns
         -------
         float or ndarray, shape (G,)
-            ``sum_j (cluster weight share of j) * score on j``.
+            ``sum_j (cluster weight share of j) * score on j`` (the
+            ``"cluster-weighted"`` estimator of :mod:`benchsel.formulations.estimators`
+            on this instance's dissimilarities and weights).
         """
+        from .estimators import ClusterWeighted
+
         sel = np.asarray(selection)
         S = self.as_selection(sel)
         s = as_array(scores, "scores", ndim=(1, 2), shape_doc=f"(k,) or (G, k) with k = {S.size}")
         if s.shape[-1] != S.size:
             raise InvalidInputError(f"scores: expected last axis of length {S.size} (one per medoid), got shape {s.shape}")
-        order = np.argsort(sel.astype(np.int64), kind="stable")  # scores column for each sorted medoid
-        wts = self.cluster_weights(S)
-        est = s[..., order] @ wts
-        return float(est) if np.ndim(est) == 0 else est
+        est = ClusterWeighted(D=self._D, item_weights=None if self._unit_weights else self._w).fit(None, sel).predict(s)
+        return float(est[0]) if s.ndim == 1 else est
 
     def random_selection(self, rng: np.random.Generator) -> np.ndarray:
         return np.sort(rng.choice(self._cand, size=self.k, replace=False))

@@ -107,7 +107,8 @@ class PositionalProportionality(_PositionalBase):
                       missing: str = "error") -> "PositionalProportionality":
         """Build from rankings (positions, shape (m, n), 1 = best); see
         :meth:`PositionalRepresentation.from_rankings`."""
-        return cls.from_scores(_rankings_as_scores(rankings), eps, size=size, higher_is_better=True, ties=ties,
+        scores = _rankings_as_scores(rankings, missing)
+        return cls.from_scores(scores, eps, size=size, higher_is_better=True, ties=ties,
                                missing=missing)
 
     # ------------------------------------------------------------------ data

@@ -3,6 +3,7 @@ the ``C(N, r, a)`` count table and scoring vectors (positional formulations' dat
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -77,6 +78,9 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
     if len(set(mets)) != len(mets):
         dup = pd.Index(mets)[pd.Index(mets).duplicated()][0]
         raise InvalidInputError(f"table: expected distinct metric (column) names, got {dup!r} more than once")
+    if len(set(alts)) != len(alts):
+        dup = pd.Index(alts)[pd.Index(alts).duplicated()][0]
+        raise InvalidInputError(f"table: expected distinct alternative (row) names, got {dup!r} more than once")
     values = np.empty(df.shape, dtype=float)
     for j in range(df.shape[1]):
         s = df.iloc[:, j]
@@ -259,9 +263,62 @@ def scoring_vector(rule: Any, m: int) -> tuple[str, np.ndarray]:
 
 
 
-def _rankings_as_scores(rankings: Any) -> Any:
+def _rankings_iv(rankings: Any, missing: str) -> tuple[np.ndarray, int]:
+    """Checks of a rankings table (pure): shape (m, n) with m, n >= 1; every entry an integer position in
+    ``1..m`` (booleans, strings, complex, fractions, 0, negatives and positions above m refused by name),
+    or a missing one (NaN, None, ``'-'``) where the ``missing`` policy allows it.
+
+    Returns the positions as floats (NaN where missing), shape (m, n), and the number of missing ones.
+    """
+    check_choice(missing, "missing", MISSING)
+    try:
+        vals = rankings.to_numpy() if isinstance(rankings, pd.DataFrame) else np.asarray(rankings)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"rankings: expected a 2-D array of positions, got {type(rankings).__name__}") from None
+    if vals.ndim != 2 or vals.shape[0] < 1 or vals.shape[1] < 1:
+        raise InvalidInputError(
+            f"rankings: expected a 2-D array of positions, shape (m alternatives, n metrics) with m, n >= 1, "
+            f"got shape {vals.shape}"
+        )
+    m = vals.shape[0]
+    if vals.dtype.kind in "bc":
+        raise InvalidInputError(f"rankings: expected integer positions 1..m = 1..{m}, got dtype {vals.dtype}")
+    if vals.dtype.kind in "OUSV":
+        out = np.empty(vals.shape, dtype=float)
+        for idx, c in np.ndenumerate(vals):
+            if c is None or (isinstance(c, str) and c.strip() in MISSING_TOKENS):
+                out[idx] = np.nan
+            elif isinstance(c, numbers.Real) and not isinstance(c, (bool, np.bool_)):
+                out[idx] = float(c)
+            else:
+                c = c.item() if isinstance(c, np.generic) else c
+                raise InvalidInputError(f"rankings: expected integer positions 1..m = 1..{m}, got {c!r} for "
+                                        f"alternative {idx[0]} in column {idx[1]}")
+        vals = out
+    v = np.asarray(vals, dtype=float)
+    miss = np.isnan(v)
+    bad = ~miss & ~(np.isfinite(v) & (v == np.round(v)) & (v >= 1) & (v <= m))
+    if bad.any():
+        i, j = (int(t) for t in np.argwhere(bad)[0])
+        raise InvalidInputError(
+            f"rankings: expected integer positions 1..m = 1..{m} (1 = best), got {int(bad.sum())} other values, "
+            f"first {float(v[i, j]):g} for alternative {i} in column {j}"
+        )
+    n_missing = int(miss.sum())
+    if miss.all(axis=0).any():
+        j = int(np.flatnonzero(miss.all(axis=0))[0])
+        raise InvalidInputError(f"rankings: column {j} has no position at all (every entry missing)")
+    if n_missing and missing == "error":
+        i, j = (int(t) for t in np.argwhere(miss)[0])
+        raise InvalidInputError(
+            f"rankings: {n_missing} missing positions (missing='error'), first for alternative {i} in column {j}; "
+            f"pass missing='last' (tied for last) or missing='drop' (drop those alternatives)"
+        )
+    return v, n_missing
+
+
+def _rankings_as_scores(rankings: Any, missing: str = "error") -> Any:
+    v, _ = _rankings_iv(rankings, missing)
     if isinstance(rankings, pd.DataFrame):
-        vals, alts, mets, _ = _table_values(rankings)
-        return pd.DataFrame(-vals, index=rankings.index, columns=rankings.columns)
-    vals, _, _, _ = _table_values(rankings)
-    return -vals
+        return pd.DataFrame(-v, index=rankings.index, columns=rankings.columns)
+    return -v

@@ -110,7 +110,8 @@ class PositionalRepresentation(_PositionalBase):
         """Build from rankings: ``rankings[a, i]`` = position of alternative ``a`` under metric ``i``
         (1 = best; equal values tie), shape (m, n); re-ranked under ``ties`` (so dense
         positions 1, 1, 2 become 1, 1, 3 under ``"min"``)."""
-        return cls.from_scores(_rankings_as_scores(rankings), g, groups=groups, higher_is_better=True, ties=ties,
+        scores = _rankings_as_scores(rankings, missing)
+        return cls.from_scores(scores, g, groups=groups, higher_is_better=True, ties=ties,
                                missing=missing)
 
     @property

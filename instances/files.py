@@ -23,17 +23,18 @@ import hashlib
 import importlib
 import json
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from benchsel.solvers.errors import InvalidInputError
 
-__all__ = ["save_instance", "load_instance", "MpsInstance", "formulation_class", "class_path", "fingerprint",
-           "encode_params", "decode_params"]
+__all__ = ["MpsInstance", "class_path", "decode_params", "encode_params", "fingerprint", "formulation_class",
+           "load_instance", "read_npz", "save_instance"]
 
 FORMAT = "benchsel-instance"
 VERSION = 1
@@ -222,41 +223,79 @@ class MpsInstance:
         return self.path.stem
 
 
-def _load_npz(path: Path) -> Any:
+def read_npz(path: str | Path, what: str = "an .npz archive") -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file, read eagerly with ``allow_pickle=False``; the file is closed after.
+
+    Any failure to read it (missing, not a zip archive, truncated, a damaged
+    member, an object array that would need unpickling) raises
+    :class:`~benchsel.solvers.errors.InvalidInputError` naming the path and
+    what was wrong.
+    """
+    path = Path(path)
     try:
         with path.open("rb") as fh:
-            magic = fh.read(4)
+            if fh.read(2) != b"PK":
+                raise InvalidInputError(f"path: {str(path)!r} is not {what} (not a zip file)")
+            fh.seek(0)
+            with np.load(fh, allow_pickle=False) as z:
+                return {k: np.asarray(z[k]) for k in z.files}
+    except InvalidInputError:
+        raise
     except OSError as e:
         raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
-    if magic[:2] != b"PK":
-        raise InvalidInputError(f"path: {str(path)!r} is not an .npz archive (not a zip file)")
+    except Exception as e:  # zipfile.BadZipFile, zlib.error, ValueError (object arrays), EOFError, ...
+        raise InvalidInputError(
+            f"path: cannot read {str(path)!r} as {what}: {type(e).__name__}: {e} (is it truncated or damaged?)"
+        ) from None
+
+
+def _load_npz(path: Path) -> Any:
+    z = read_npz(path, "an .npz archive")
+    keys = set(z)
+    if "__format__" not in keys:
+        hint = " (it looks like a response file: read it with benchsel.instances.load_responses)" if "Y" in keys else ""
+        raise InvalidInputError(f"path: {str(path)!r} is not a benchsel instance file{hint}")
     try:
-        z = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise InvalidInputError(f"path: cannot read {str(path)!r} as an .npz archive ({e})") from None
-    with z:
-        keys = set(z.files)
-        if "__format__" not in keys:
-            hint = " (it looks like a response file: read it with benchsel.instances.load_responses)" if "Y" in keys else ""
-            raise InvalidInputError(f"path: {str(path)!r} is not a benchsel instance file{hint}")
-        try:
-            fmt = str(z["__format__"])
-            version = int(z["__version__"])
-            cls_name = str(z["__class__"])
-            spec = json.loads(str(z["__params__"]))
-            arrays = {k: z[k] for k in keys if k.startswith("param:")}
-        except (KeyError, ValueError, TypeError) as e:
-            raise InvalidInputError(f"path: {str(path)!r} is a damaged benchsel instance file ({e})") from None
+        fmt = str(z["__format__"])
+        version = int(z["__version__"])
+        cls_name = str(z["__class__"])
+        spec = json.loads(str(z["__params__"]))
+        arrays = {k: z[k] for k in keys if k.startswith("param:")}
+        if not isinstance(spec, dict) or not all(isinstance(d, dict) for d in spec.values()):
+            raise ValueError("__params__ is not a mapping of parameter descriptions")
+    except (KeyError, ValueError, TypeError) as e:
+        raise InvalidInputError(f"path: {str(path)!r} is a damaged benchsel instance file ({e})") from None
     if fmt != FORMAT or version > VERSION:
         raise InvalidInputError(f"path: {str(path)!r}: unsupported instance format {fmt!r} version {version}")
     cls = formulation_class(cls_name)
-    params = decode_params(spec, arrays)
+    try:
+        params = decode_params(spec, arrays)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"path: {str(path)!r} is a damaged benchsel instance file ({e})") from None
     try:
         return cls(**params)
     except InvalidInputError as e:
         raise InvalidInputError(f"path: {str(path)!r} holds an invalid {cls.__name__}: {e}") from None
     except TypeError as e:
         raise InvalidInputError(f"path: {str(path)!r}: its parameters do not fit {cls.__name__} ({e})") from None
+
+
+def _check_mps(path: Path) -> None:
+    """Refuse a file that is not MPS text (before looking for its name map)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError as e:
+        raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
+    try:
+        text = head.decode("ascii")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"path: {str(path)!r} is not an MPS file (it is not plain text)") from None
+    words = {ln.split()[0].upper() for ln in text.splitlines() if ln.strip() and not ln.startswith(("*", " ", "\t"))}
+    missing = [s for s in ("ROWS", "COLUMNS") if s not in words]
+    if missing:
+        raise InvalidInputError(f"path: {str(path)!r} is not an MPS file: no {' or '.join(missing)} section "
+                                f"in its first {len(head)} bytes")
 
 
 def load_instance(path: str | Path) -> Any:
@@ -286,6 +325,7 @@ def load_instance(path: str | Path) -> Any:
     if suffix == ".mps":
         from benchsel.solvers.mps import read_name_map
 
+        _check_mps(path)
         info = read_name_map(path)
         side = path.with_suffix(".npz")
         f = _load_npz(side) if side.is_file() else None

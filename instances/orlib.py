@@ -15,8 +15,9 @@ from scipy.sparse import csr_array
 from scipy.sparse.csgraph import floyd_warshall
 
 from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.validation import check_allocation
 
-__all__ = ["load_pmed", "read_pmed_graph", "load_pmed_optima"]
+__all__ = ["load_pmed", "load_pmed_optima", "read_pmed_graph"]
 
 
 def _read_ints(path: Path, what: str) -> np.ndarray:
@@ -24,11 +25,26 @@ def _read_ints(path: Path, what: str) -> np.ndarray:
         text = path.read_text()
     except OSError as e:
         raise InvalidInputError(f"path: cannot read {what} file {str(path)!r}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(f"path: {str(path)!r} is not a {what} file: not text ({e.reason})") from None
     try:
         return np.array(text.split(), dtype=np.int64)
+    except OverflowError:
+        raise InvalidInputError(f"path: {str(path)!r}: a number does not fit a 64-bit integer") from None
     except ValueError:
         bad = next(t for t in text.split() if not re.fullmatch(r"[+-]?\d+", t))
         raise InvalidInputError(f"path: {str(path)!r} is not a {what} file: expected integers, found {bad!r}") from None
+
+
+def _check_header(path: Path, n: int, m: int, p: int) -> None:
+    """Sizes of a pmed header ``n m p`` checked before anything is allocated."""
+    if n < 2 or m < 0:
+        raise InvalidInputError(f"path: {str(path)!r}: header says n={n} vertices and m={m} edges; "
+                                "expected n >= 2 and m >= 0")
+    if not 1 <= p < n:
+        raise InvalidInputError(f"path: {str(path)!r}: header says p={p} medians for n={n} vertices; "
+                                "expected 1 <= p < n")
+    check_allocation(3 * 8.0 * n * n, "path", f"the ({n}, {n}) shortest-path distance matrix of {str(path)!r}")
 
 
 def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
@@ -46,6 +62,7 @@ def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
     if v.size < 3:
         raise InvalidInputError(f"path: {str(path)!r}: expected a header 'n m p', got {v.size} numbers")
     n, m, p = (int(t) for t in v[:3])
+    _check_header(path, n, m, p)
     body = v[3:]
     if n < 2 or m < 0 or body.size != 3 * m:
         raise InvalidInputError(

@@ -7,15 +7,16 @@ lower-is-better there (MQM penalties); pass ``lower_is_better`` for other data.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from benchsel.solvers.errors import InvalidInputError
 
-__all__ = ["Responses", "load_responses", "LOWER_IS_BETTER_FILES"]
+__all__ = ["LOWER_IS_BETTER_FILES", "Responses", "load_responses"]
 
 #: File-name patterns whose every metric is lower-is-better (error penalties).
 LOWER_IS_BETTER_FILES = ("*_mqm.npz", "ted_*_multimetric.npz")
@@ -94,38 +95,53 @@ def load_responses(path: str | Path, *, lower_is_better: bool | Sequence[bool] |
     -------
     Responses
     """
+    from benchsel.solvers.validation import as_array
+
+    from .files import read_npz
+
     path = Path(path)
-    try:
-        z = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise InvalidInputError(f"path: cannot read response file {str(path)!r}: {e}") from None
-    with z:
-        if "Y" not in z.files:
-            raise InvalidInputError(f"path: {str(path)!r} has no array 'Y' (keys: {', '.join(z.files)})")
-        Y = np.asarray(z["Y"], dtype=float)
-        if Y.ndim not in (2, 3) or min(Y.shape) < 1:
-            raise InvalidInputError(f"path: {str(path)!r}: Y must be (models, items) or (models, items, metrics), got {Y.shape}")
-        if not np.isfinite(Y).all():
-            raise InvalidInputError(f"path: {str(path)!r}: Y has {int((~np.isfinite(Y)).sum())} non-finite entries")
-        M, N = Y.shape[:2]
-        K = Y.shape[2] if Y.ndim == 3 else 1
-        models = np.asarray(z["models"]).astype(str) if "models" in z.files else np.array([f"model_{i}" for i in range(M)])
-        items = np.asarray(z["item_ids"]) if "item_ids" in z.files else np.arange(N)
-        metrics = np.asarray(z["metrics"]).astype(str) if "metrics" in z.files else (
-            np.array([f"metric_{k}" for k in range(K)]) if K > 1 else np.array(["score"]))
+    if not path.is_file():
+        raise InvalidInputError(f"path: no such response file {str(path)!r}")
+    where = f"path: {str(path)!r}"
+    z = read_npz(path, "a response file (.npz archive)")
+    if "Y" not in z:
+        raise InvalidInputError(f"{where} has no array 'Y' (keys: {', '.join(z)})")
+    raw = z["Y"]
+    if raw.dtype.kind not in "biuf":
+        raise InvalidInputError(f"{where}: Y must hold real numbers (or booleans), got dtype {raw.dtype}")
+    Y = as_array(raw, f"{where}: Y", finite=False)
+    if Y.ndim not in (2, 3) or min(Y.shape) < 1:
+        raise InvalidInputError(f"{where}: Y must be (models, items) or (models, items, metrics), got {Y.shape}")
+    if not np.isfinite(Y).all():
+        raise InvalidInputError(f"{where}: Y has {int((~np.isfinite(Y)).sum())} non-finite entries")
+    M, N = Y.shape[:2]
+    K = Y.shape[2] if Y.ndim == 3 else 1
+    for key in ("models", "item_ids", "metrics"):
+        if key in z and z[key].ndim != 1:
+            raise InvalidInputError(f"{where}: {key} must be a 1-D array of labels, got shape {z[key].shape}")
+    models = z["models"].astype(str) if "models" in z else np.array([f"model_{i}" for i in range(M)])
+    items = z["item_ids"] if "item_ids" in z else np.arange(N)
+    metrics = z["metrics"].astype(str) if "metrics" in z else (
+        np.array([f"metric_{k}" for k in range(K)]) if K > 1 else np.array(["score"]))
     if models.size != M or items.size != N or metrics.size != K:
         raise InvalidInputError(
-            f"path: {str(path)!r}: label lengths (models {models.size}, item_ids {items.size}, metrics {metrics.size}) "
+            f"{where}: label lengths (models {models.size}, item_ids {items.size}, metrics {metrics.size}) "
             f"do not match Y's shape {Y.shape}"
         )
+    if np.unique(metrics).size != metrics.size:
+        raise InvalidInputError(f"{where}: metric names must be distinct, got {metrics.tolist()}")
     if lower_is_better is None:
         lib = np.full(K, any(fnmatch.fnmatch(path.name, p) for p in LOWER_IS_BETTER_FILES))
     elif isinstance(lower_is_better, (bool, np.bool_)):
         lib = np.full(K, bool(lower_is_better))
     else:
-        lib = np.asarray(lower_is_better, dtype=bool)
+        lib = np.asarray(lower_is_better)
+        if lib.dtype != bool:
+            raise InvalidInputError(f"lower_is_better: expected a bool or {K} bools (one per metric), "
+                                    f"got {lower_is_better!r}")
         if lib.shape != (K,):
-            raise InvalidInputError(f"lower_is_better: expected one flag per metric, shape ({K},), got shape {lib.shape}")
+            raise InvalidInputError(f"lower_is_better: expected one flag per metric, shape ({K},), "
+                                    f"got shape {lib.shape}")
     return Responses(Y=Y, models=models, item_ids=items, metrics=metrics, lower_is_better=lib, name=path.stem)
 
 
@@ -182,6 +198,9 @@ def make_multimetric(n_models: int = 20, n_items: int = 1000, n_metrics: int = 4
     nz = check_float(noise, "noise", low=0.0)
     check_choice(kind, "kind", ("continuous", "binary"))
     nlib = check_int(n_lower_is_better, "n_lower_is_better", low=0, high=K)
+    from benchsel.solvers.validation import check_allocation
+
+    check_allocation(8 * 8.0 * M * N * K, "n_items", f"responses of {M} models x {N} items x {K} metrics")
     rng = check_rng(seed)
     if np.ndim(corr) == 0:
         c = check_float(corr, "corr", low=-1.0 / (K - 1) if K > 1 else -1.0, high=1.0)
@@ -303,4 +322,4 @@ def paper_split(data: Any, n_sources: int = 6, *, lower_is_better: Any = None) -
     return SourceTargetSplit(sources=sources, targets=targets, score=score, order=order)
 
 
-__all__ += ["make_multimetric", "paper_split", "SourceTargetSplit"]
+__all__ += ["SourceTargetSplit", "make_multimetric", "paper_split"]

@@ -19,8 +19,9 @@ when it is not given ``higher_is_better``.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,14 +30,14 @@ from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_float, check_int, check_rng
 
 __all__ = [
-    "load_score_table",
-    "score_directions",
-    "mallows_profile",
-    "swap_pairs_profile",
     "AGGREGATE_COLUMNS",
-    "METADATA_COLUMNS",
     "LOWER_IS_BETTER_PATTERNS",
+    "METADATA_COLUMNS",
     "MISSING_TOKEN",
+    "load_score_table",
+    "mallows_profile",
+    "score_directions",
+    "swap_pairs_profile",
 ]
 
 #: Aggregates of the metric columns (not metrics themselves): always skipped.
@@ -55,6 +56,42 @@ MISSING_TOKEN = "-"
 def _lower_by_name(columns: Sequence[str]) -> list[str]:
     pats = [p.lower() for p in LOWER_IS_BETTER_PATTERNS]
     return [c for c in columns if any(p in str(c).lower() for p in pats)]
+
+
+def _read_table(path: Path, sep: str) -> pd.DataFrame:
+    """The cells of a delimited file as strings (header row first), every row as wide as the header.
+
+    Blank and whitespace-only lines are skipped. A row with more or fewer
+    cells than the header, a repeated or empty column name, an undecodable
+    byte or a quoting error raises :class:`InvalidInputError` naming the path
+    and the line.
+    """
+    kind = "tab" if sep == "\t" else "comma"
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            lines = [(i + 1, r) for i, r in enumerate(csv.reader(fh, delimiter=sep, strict=True))]
+    except (csv.Error, UnicodeDecodeError, OSError) as e:
+        raise InvalidInputError(f"path: cannot parse {str(path)!r} as a {kind}-separated table: {e}") from None
+    lines = [(i, r) for i, r in lines if any(c.strip() for c in r)]
+    if not lines:
+        raise InvalidInputError(f"path: {str(path)!r} is empty (no header row)")
+    _, header = lines[0]
+    header = [c.strip() for c in header]
+    seen: dict[str, int] = {}
+    for j, c in enumerate(header):
+        if not c and j > 0:
+            raise InvalidInputError(f"path: {str(path)!r}: column {j + 1} of the header has no name")
+        if c in seen:
+            raise InvalidInputError(f"path: {str(path)!r}: column name {c!r} appears twice in the header "
+                                    f"(columns {seen[c] + 1} and {j + 1}); expected distinct metric names")
+        seen[c] = j
+    for i, r in lines[1:]:
+        if len(r) != len(header):
+            raise InvalidInputError(
+                f"path: {str(path)!r}: line {i} has {len(r)} {kind}-separated cells, the header has {len(header)} "
+                f"(a ragged table: a missing score must be written {MISSING_TOKEN!r}, not left out)"
+            )
+    return pd.DataFrame([r for _, r in lines[1:]], columns=header, dtype=str)
 
 
 def load_score_table(
@@ -104,12 +141,7 @@ def load_score_table(
     if not path.is_file():
         raise InvalidInputError(f"path: expected an existing score-table file, got {str(path)!r} (not found)")
     sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    try:
-        raw = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skip_blank_lines=True,
-                          quoting=csv.QUOTE_MINIMAL)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
-        raise InvalidInputError(f"path: cannot parse {str(path)!r} as a {'tab' if sep == chr(9) else 'comma'}-separated table: {e}") from None
-    raw = raw.loc[~(raw.apply(lambda s: s.str.strip()) == "").all(axis=1)]  # whitespace-only lines
+    raw = _read_table(path, sep)
     if raw.shape[0] == 0 or raw.shape[1] < 2:
         raise InvalidInputError(f"path: {str(path)!r} has no data rows or fewer than 2 columns (shape {raw.shape})")
     name_col = next((c for c in NAME_COLUMNS if c in raw.columns), raw.columns[0])
@@ -119,6 +151,11 @@ def load_score_table(
     if not metric_cols:
         raise InvalidInputError(f"path: {str(path)!r} has no metric columns after skipping {skipped}")
     index = pd.Index(raw[name_col].str.strip(), name=name_col)
+    if index.has_duplicates:
+        dup = str(index[index.duplicated()][0])
+        rows = [i + 2 for i, v in enumerate(index) if v == dup]
+        raise InvalidInputError(f"path: {str(path)!r}: alternative (model) {dup!r} appears more than once, in lines "
+                                f"{', '.join(map(str, rows[:5]))}; expected one row per alternative")
     values = np.full((raw.shape[0], len(metric_cols)), np.nan)
     for j, c in enumerate(metric_cols):
         col = raw[c].str.strip()

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from benchsel.solvers.validation import check_choice, check_int, check_rng
+from benchsel.solvers.validation import check_allocation, check_choice, check_int, check_rng
 
 __all__ = ["make_kmedoids"]
 
@@ -33,6 +31,7 @@ def make_kmedoids(n: int = 60, k: int = 5, *, dim: int = 2, n_clusters: int | No
 
     n = check_int(n, "n", low=2)
     dim = check_int(dim, "dim", low=1)
+    check_allocation(8.0 * (4 * n * n + 2 * n * dim), "n", f"the ({n}, {n}) dissimilarity matrix of {n} points")
     check_choice(metric, "metric", ("euclidean", "cosine", "correlation"))
     rng = check_rng(seed)
     c = check_int(n_clusters if n_clusters is not None else k, "n_clusters", low=1)

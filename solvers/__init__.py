@@ -10,6 +10,7 @@ from .errors import (
     InvalidInputError,
     MethodNotApplicableError,
     NotLinearError,
+    NumericalError,
     SolverNotInstalledError,
     UnknownMethodError,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "MethodNotApplicableError",
     "SolverNotInstalledError",
     "NotLinearError",
+    "NumericalError",
 ]
 
 

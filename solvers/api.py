@@ -4,17 +4,18 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from .errors import BenchselError, InvalidInputError
+from .errors import InvalidInputError, NumericalError
 from .options import Option, check_options
 from .registry import require
 from .result import MethodOutput, Result, Termination, mip_gap
 from .validation import check_time_limit
 
-__all__ = ["solve", "check_solve_args", "take_options"]
+__all__ = ["check_solve_args", "error_result", "finalize", "solve", "take_options"]
 
 
 def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) -> tuple[float | None, int | None]:
@@ -23,7 +24,8 @@ def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) 
 
     if not isinstance(formulation, Formulation):
         raise InvalidInputError(
-            f"formulation: expected a benchsel Formulation (e.g. benchsel.formulations.KMedoids), got {type(formulation).__name__}"
+            "formulation: expected a benchsel Formulation (e.g. benchsel.formulations.KMedoids), "
+            f"got {type(formulation).__name__}"
         )
     if not isinstance(method, str):
         raise InvalidInputError(f"method: expected a method name (str), got {type(method).__name__}")
@@ -43,7 +45,7 @@ def take_options(options: Mapping[str, Any], known: Mapping[str, Any], method: s
 
 
 def solve(formulation: Any, method: str, *, time_limit: float | None = None, seed: int | None = 0,
-          **options: Any) -> Result:
+          capture_errors: bool = False, **options: Any) -> Result:
     """Solve ``formulation`` with ``method`` and check the answer.
 
     Parameters
@@ -60,6 +62,14 @@ def solve(formulation: Any, method: str, *, time_limit: float | None = None, see
         ``"time_limit"`` and the bound reached so far.
     seed : int, optional
         Seed of every random choice (same seed, same result).
+    capture_errors : bool
+        False (default): an exception raised inside the method, or while its
+        answer is checked, propagates with its traceback (a bug surfaces).
+        True (the benchmark harness): it becomes a :class:`Result` with
+        termination ``"error"``, no selection, ``extra["error"]``
+        (``"Type: message"``) and ``extra["traceback"]``. Bad arguments of
+        ``solve`` itself (formulation, method, time limit, seed, option names
+        and values) raise in both cases.
     **options
         Method options (e.g. ``mip_rel_gap``, ``threads``, ``warm_start``,
         ``verbose``) and options of the formulation's linear statement
@@ -70,34 +80,59 @@ def solve(formulation: Any, method: str, *, time_limit: float | None = None, see
     Result
         Selection, objective re-evaluated by the formulation, bound, gap,
         feasibility checked by the formulation, termination, timings, extras.
+
+    Raises
+    ------
+    InvalidInputError
+        A bad argument (named in the message).
+    NumericalError
+        The formulation evaluated a feasible answer to a non-finite objective
+        (with ``capture_errors=True``: an ``"error"`` result instead).
+    Exception
+        Whatever the method raised (unless ``capture_errors=True``).
     """
     time_limit, seed = check_solve_args(formulation, method, time_limit, seed)
+    if not isinstance(capture_errors, (bool, np.bool_)):
+        raise InvalidInputError(f"capture_errors: expected True or False, got {capture_errors!r}")
     m = require(method, formulation)
+    m.check_options(formulation, dict(options))  # a caller's mistake raises, captured or not
     t0 = time.perf_counter()
     try:
         out: MethodOutput = m.run(formulation, time_limit=time_limit, seed=seed, **options)
-    except BenchselError:
-        raise
-    except MemoryError as e:
-        out = MethodOutput(None, Termination.ERROR, extra={"error": f"MemoryError: {e}"})
-    except Exception as e:  # a backend failure is a result, not a crash of the caller's loop
-        out = MethodOutput(
-            None,
-            Termination.ERROR,
-            extra={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)},
-        )
-    wall = time.perf_counter() - t0
-    return finalize(formulation, m.name, seed, out, wall)
+        return finalize(formulation, m.name, seed, out, time.perf_counter() - t0)
+    except Exception as e:
+        if not capture_errors:
+            raise
+        return error_result(formulation, m.name, seed, e, time.perf_counter() - t0)
+
+
+def error_result(formulation: Any, method: str, seed: int | None, exc: BaseException, wall: float) -> Result:
+    """The :class:`Result` of a run whose method raised ``exc`` (``capture_errors=True``)."""
+    msg = f"{type(exc).__name__}: {exc}"
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=12))
+    out = MethodOutput(None, Termination.ERROR, extra={"error": msg, "traceback": tb})
+    return finalize(formulation, method, seed, out, wall)
 
 
 def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput, wall: float) -> Result:
-    """Re-evaluate and check a method's output; build the :class:`Result`."""
+    """Re-evaluate and check a method's output; build the :class:`Result`.
+
+    Raises :class:`~benchsel.solvers.errors.NumericalError` when a feasible
+    selection evaluates to a non-finite objective: no result may be feasible
+    with an infinite or NaN objective.
+    """
     extra = dict(out.extra)
     if out.selection is not None and np.asarray(out.selection).size > 0:
         sel = formulation.as_selection(out.selection)
-        objective = float(formulation.evaluate(sel))
+        with np.errstate(over="ignore", invalid="ignore"):
+            objective = float(formulation.evaluate(sel))
         chk = formulation.check(sel)
         feasible = bool(chk.feasible)
+        if feasible and not math.isfinite(objective):
+            raise NumericalError(
+                f"objective: {type(formulation).__name__} evaluates the feasible selection of {sel.size} items "
+                f"returned by {method!r} to {objective}; its data overflow float64 (rescale them)"
+            )
         if not feasible:
             extra["violations"] = "; ".join(chk.reasons[:5])
         extra.update(formulation.result_extras(sel))

@@ -7,10 +7,11 @@ from __future__ import annotations
 __all__ = [
     "BenchselError",
     "InvalidInputError",
-    "UnknownMethodError",
     "MethodNotApplicableError",
-    "SolverNotInstalledError",
     "NotLinearError",
+    "NumericalError",
+    "SolverNotInstalledError",
+    "UnknownMethodError",
 ]
 
 
@@ -39,3 +40,7 @@ class SolverNotInstalledError(BenchselError, ImportError):
 
 class NotLinearError(BenchselError, TypeError):
     """The formulation has no mixed-integer *linear* statement."""
+
+
+class NumericalError(BenchselError, ArithmeticError):
+    """A computed value that must be finite is not (overflow, NaN): e.g. a feasible selection's objective."""

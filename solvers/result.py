@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Termination", "MethodOutput", "Result", "mip_gap"]
+__all__ = ["MethodOutput", "ReadOnlyDict", "Result", "Termination", "mip_gap"]
 
 
 class Termination(str, enum.Enum):
@@ -39,6 +40,48 @@ def mip_gap(objective: float | None, bound: float | None) -> float | None:
     if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
         return None
     return abs(objective - bound) / max(abs(objective), 1e-9)
+
+
+class ReadOnlyDict(Mapping[str, Any]):
+    """A read-only mapping (``Result.extra``): reads like a dict, refuses item assignment; picklable.
+
+    ``dict(res.extra)`` gives a mutable copy.
+    """
+
+    __slots__ = ("_data",)
+    _data: dict[str, Any]
+
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        object.__setattr__(self, "_data", dict(data or {}))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError("Result.extra is read-only; copy it with dict(res.extra) to change it")
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError("Result.extra is read-only; copy it with dict(res.extra) to change it")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Result.extra is read-only; copy it with dict(res.extra) to change it")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ReadOnlyDict, (self._data,))
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self._data) == (dict(other) if isinstance(other, Mapping) else other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -91,7 +134,9 @@ class Result:
     formulation : str
         Class name of the formulation.
     extra : mapping
-        Backend and formulation details.
+        Backend and formulation details (read-only; ``dict(res.extra)`` copies
+        it). A run whose method raised under ``solve(..., capture_errors=True)``
+        has ``extra["error"]`` (``"Type: message"``) and ``extra["traceback"]``.
     """
 
     selection: np.ndarray
@@ -105,7 +150,11 @@ class Result:
     build_seconds: float
     solve_seconds: float
     formulation: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=ReadOnlyDict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.extra, ReadOnlyDict):
+            object.__setattr__(self, "extra", ReadOnlyDict(self.extra))
 
     @property
     def has_solution(self) -> bool:

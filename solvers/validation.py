@@ -7,21 +7,33 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .errors import InvalidInputError
 
 __all__ = [
+    "MAX_MAGNITUDE",
     "as_array",
-    "check_int",
-    "check_float",
+    "as_index_array",
+    "available_memory",
+    "check_allocation",
     "check_choice",
+    "check_float",
+    "check_int",
+    "check_magnitude",
     "check_rng",
     "check_selection",
     "check_time_limit",
+    "format_bytes",
 ]
+
+
+#: Largest absolute value (and largest bound on a sum of them) a formulation accepts in its data:
+#: far below float64's 1.8e308, so that sums, squares of differences and solver arithmetic stay finite.
+MAX_MAGNITUDE = 1e150
 
 
 def _describe(x: Any) -> str:
@@ -64,9 +76,18 @@ def as_array(
     try:
         if hasattr(x, "to_numpy"):
             x = x.to_numpy()
-        arr = np.asarray(x, dtype=dtype)
+        raw = x if isinstance(x, np.ndarray) else np.asarray(x)
     except (TypeError, ValueError) as e:
         raise InvalidInputError(f"{name}: expected a numeric array, got {_describe(x)} ({e})") from None
+    if raw.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        raise InvalidInputError(f"{name}: expected real numbers, got a complex array of shape {raw.shape} "
+                                f"(take .real explicitly if the imaginary part is meant to be dropped)")
+    if raw.dtype.kind in "OUSV" and np.dtype(dtype).kind in "biuf":
+        raw = _object_numeric(raw, name)
+    try:
+        arr = np.asarray(raw, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidInputError(f"{name}: expected a numeric array, got {_describe(raw)} ({e})") from None
     want = shape_doc or (str(tuple(shape)) if shape is not None else None)
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
@@ -93,6 +114,116 @@ def as_array(
     return arr
 
 
+def _object_numeric(raw: np.ndarray, name: str) -> np.ndarray:
+    """An object / string array whose every entry is a real number (booleans and complex refused)."""
+    if raw.dtype.kind in "USV":
+        first = raw.flat[0] if raw.size else ""
+        kind = "records" if raw.dtype.kind == "V" else "strings"
+        raise InvalidInputError(f"{name}: expected a numeric array, got an array of {kind} of shape {raw.shape} "
+                                f"(first {first!r})")
+    for i, v in enumerate(raw.flat):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise InvalidInputError(f"{name}: expected real numbers, got {_describe(v)} at flat index {i}")
+    return raw.astype(float)
+
+
+def check_magnitude(arr: np.ndarray, name: str, *, scale: float = 1.0, limit: float = MAX_MAGNITUDE,
+                    what: str = "") -> float:
+    """Refuse an array whose largest absolute value, times ``scale``, exceeds ``limit``.
+
+    ``scale`` is how many times the values add up (or multiply another
+    quantity) where the formulation uses them, e.g. ``N * max(weights)`` for a
+    sum of ``N`` weighted distances; ``what`` says where (for the message).
+    Returns the largest absolute value.
+    """
+    if arr.size == 0:
+        return 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = float(np.max(np.abs(arr)))
+        bound = big * float(scale)
+    if not (math.isfinite(bound) and bound <= limit):
+        where = f" in {what}" if what else ""
+        times = f" times {scale:.3g}" if scale != 1.0 else ""
+        raise InvalidInputError(
+            f"{name}: expected values whose magnitude{times} stays below {limit:.3g}{where}, got values up to "
+            f"{big:.3g} (float64 would overflow or lose the result); rescale {name}"
+        )
+    return big
+
+
+def format_bytes(n: float) -> str:
+    """``1.5 GiB`` and the like."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"  # pragma: no cover
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this process could still allocate, or None when unknown.
+
+    ``MemAvailable`` of ``/proc/meminfo`` (Linux), capped by a cgroup memory
+    limit and the address-space limit (``ulimit -v``) when set; elsewhere the
+    physical memory size.
+    """
+    avail: int | None = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        avail = None
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as fh:
+                text = fh.read().strip()
+            if text and text != "max":
+                lim = int(text)
+                if lim < (1 << 60):
+                    avail = lim if avail is None else min(avail, lim)
+        except (OSError, ValueError):
+            continue
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            avail = soft if avail is None else min(avail, soft)
+    except (ImportError, ValueError, OSError):
+        pass
+    if avail is None:
+        try:
+            import os
+
+            avail = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (AttributeError, ValueError, OSError):
+            return None
+    return avail
+
+
+def check_allocation(nbytes: float, name: str, what: str) -> None:
+    """Refuse work whose arrays would need more memory than the machine has available.
+
+    Parameters
+    ----------
+    nbytes : float
+        Estimated bytes (a float: products of sizes may exceed int64).
+    name : str
+        The argument that sets the size (named in the message).
+    what : str
+        What would be allocated, e.g. ``"the (N, N) distance matrix for N = 10**6"``.
+    """
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise InvalidInputError(
+            f"{name}: {what} needs about {format_bytes(nbytes)} of memory, more than the "
+            f"{format_bytes(avail)} available on this machine"
+        )
+
+
 def check_int(x: Any, name: str, *, low: int | None = None, high: int | None = None, low_doc: str | None = None,
               high_doc: str | None = None) -> int:
     """An integer in ``[low, high]`` (inclusive)."""
@@ -100,7 +231,7 @@ def check_int(x: Any, name: str, *, low: int | None = None, high: int | None = N
         raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")
     if not isinstance(x, numbers.Integral):
         if isinstance(x, numbers.Real) and math.isfinite(float(x)) and float(x).is_integer():
-            x = int(x)
+            x = int(float(x))
         else:
             raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")
     x = int(x)
@@ -156,6 +287,50 @@ def check_time_limit(t: Any, name: str = "time_limit") -> float | None:
     if t is None:
         return None
     return check_float(t, name, low=0.0, low_open=True)
+
+
+def as_index_array(x: Any, n: int, name: str, *, what: str = "item indices", allow_empty: bool = True,
+                   distinct: bool = True, range_what: str | None = None) -> np.ndarray:
+    """Integer indices in ``[0, n)`` (or a boolean mask of length ``n``), shape (k,), int64, order kept.
+
+    A boolean array is read as a mask only when its length is ``n``; any other
+    boolean array, floats that are not whole numbers, strings, complex and
+    nested input are refused by name.
+    """
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name}: expected a 1-D array of {what}, got {_describe(x)}") from None
+    if arr.dtype == bool:
+        if arr.ndim != 1 or arr.size != n:
+            raise InvalidInputError(
+                f"{name}: a boolean mask must have one entry per item, shape ({n},), got shape {arr.shape}; "
+                f"or give {what}")
+        arr = np.flatnonzero(arr)
+    if arr.ndim != 1:
+        raise InvalidInputError(f"{name}: expected a 1-D array of {what}, got shape {arr.shape}")
+    if arr.size == 0:
+        if not allow_empty:
+            raise InvalidInputError(f"{name}: expected at least one of the {what}, got none")
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind == "O" and all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                                     for v in arr):
+        arr = arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.integer):
+        if np.issubdtype(arr.dtype, np.floating) and np.isfinite(arr).all() and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise InvalidInputError(f"{name}: expected integer {what} (or a boolean mask of length {n}), "
+                                    f"got dtype {arr.dtype}")
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0 or hi >= n:
+        raise InvalidInputError(f"{name}: expected {range_what or what} in [0, {n}), got values from {lo} to {hi}")
+    arr = arr.astype(np.int64)
+    if distinct:
+        n_distinct = np.unique(arr).size
+        if n_distinct != arr.size:
+            raise InvalidInputError(f"{name}: expected distinct {what}, got {arr.size - n_distinct} repeated")
+    return arr
 
 
 def check_selection(selection: Any, n_items: int, name: str = "selection") -> np.ndarray:

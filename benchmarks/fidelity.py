@@ -1,0 +1,609 @@
+"""Fidelity benchmark: selections x estimators on real binary response matrices.
+
+For each dataset (models x items, binary), protocol and split the models are
+divided into *sources* (scores on every item known) and *targets*; every
+registered selection (:func:`benchsel.solvers.pipeline.selection_names`)
+chooses ``k`` items from the sources' scores, every estimator is fitted on
+the sources and predicts the targets' full-benchmark accuracy from their
+scores on the ``k`` items. Protocols (the benchmark-prediction paper's):
+
+* ``interpolation`` -- a random 25 % of the models are targets (one draw per split);
+* ``extrapolation`` -- the 25 % best models by full score are targets, the rest
+  sources (the same models in every split: splits differ only in the
+  selections' and estimators' seeds).
+
+Per (dataset, protocol, k, pipeline = selection + estimator) it reports the
+mean absolute error in percentage points with a 95 % t-interval over splits,
+the Spearman and Kendall tau-b correlations of estimated and true target
+scores, and the selection and estimation seconds; one PNG per dataset plots
+MAE against ``k``. Results go to ``<out>/fidelity.jsonl`` (one row per
+dataset, protocol, split, k, selection, estimator); finished rows are skipped
+when the same command runs again::
+
+    python -m benchsel.benchmarks.fidelity [--out results/fidelity] [--splits 10] [--jobs 1]
+        [--datasets NAME ...] [--protocols interpolation extrapolation] [--ks 10 25 50 100]
+        [--selections random kmedoids ...] [--estimators mean ridge "irt:variant=p-irt" ...]
+        [--time-limit 10] [--report-only]
+
+``benchsel run fidelity`` runs the same with the defaults (``--seeds`` sets the
+number of splits, ``--methods`` the selections, ``--instances`` dataset
+patterns, ``--time-limit`` the selection time limit, ``--out`` the folder).
+"""
+from __future__ import annotations
+
+import os
+
+# BLAS pinned to one thread per process before numpy loads (the work runs in
+# spawned worker processes, which read these too): on a shared machine the
+# small factorisations here ran up to 50x slower multithreaded.
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import fnmatch  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import multiprocessing  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from benchsel.solvers.errors import BenchselError, InvalidInputError  # noqa: E402
+
+__all__ = [
+    "DATASETS",
+    "DEFAULT_ESTIMATORS",
+    "KS",
+    "PROTOCOLS",
+    "main",
+    "parse_spec",
+    "plot_dataset",
+    "render_tables",
+    "run",
+    "run_unit",
+    "split_models",
+    "summarise",
+]
+
+#: name -> path under ``<data-dir>/responses``
+DATASETS = {
+    "helm_lite_mmlu": "benchmark_prediction/helm_lite_mmlu.npz",
+    "openllm_v2_arc_challenge": "benchmark_prediction/openllm_v2_arc_challenge.npz",
+    "openllm_v2_musr": "benchmark_prediction/openllm_v2_musr.npz",
+    "glue_sst2": "benchmark_prediction/glue_sst2.npz",
+}
+PROTOCOLS = ("interpolation", "extrapolation")
+KS = (10, 25, 50, 100)
+DEFAULT_ESTIMATORS = ("mean", "cluster-weighted", "ridge", "ridge:target=unseen", "repcore-ridge", "bayes-aipw",
+                      "source-assisted", "irt:variant=p-irt", "irt", "stacked", "stacked:cv=upward")
+#: Default seconds per selection solve (HiGHS stops there with its gap).
+TIME_LIMIT = 10.0
+TARGET_SHARE = 0.25
+JSONL = "fidelity.jsonl"
+#: Pipelines the docs recommend (compared cell by cell in the report).
+RECOMMENDED = {"interpolation": ("kmedoids+stacked", "random+ridge"),
+               "extrapolation": ("irt-anchor+repcore-ridge", "random+mean")}
+#: Pipelines every plot shows (when measured), besides each dataset's best.
+PLOT_ALWAYS = ("random+mean", "random+ridge", "kmedoids+cluster-weighted", "kmedoids+stacked",
+               "irt-anchor+repcore-ridge", "random+source-assisted")
+
+
+def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
+    """``"name"`` or ``"name:key=value,key=value"`` (values read as JSON when they parse)."""
+    from .tasks import parse_method
+
+    ms = parse_method(text)
+    return ms.name, dict(ms.options)
+
+
+def _label(text: str) -> str:
+    from .tasks import parse_method
+
+    return parse_method(text).label
+
+
+def split_models(Y: np.ndarray, protocol: str, split: int, share: float = TARGET_SHARE
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(sources, targets) model indices, each sorted.
+
+    ``interpolation``: a random ``share`` of the models (seeded by ``split``);
+    ``extrapolation``: the ``share`` best by full score (ties by index).
+    """
+    M = Y.shape[0]
+    n_t = max(1, round(share * M))
+    if protocol == "interpolation":
+        perm = np.random.default_rng(10_000 + split).permutation(M)
+        tgt = perm[:n_t]
+    elif protocol == "extrapolation":
+        tgt = np.argsort(-Y.mean(axis=1), kind="stable")[:n_t]
+    else:
+        raise InvalidInputError(f"protocols: expected 'interpolation' or 'extrapolation', got {protocol!r}")
+    src = np.setdiff1d(np.arange(M), tgt)
+    return src, np.sort(tgt)
+
+
+def _corr(est: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    import warnings
+
+    from scipy.stats import kendalltau, spearmanr
+
+    if np.ptp(est) == 0 or np.ptp(truth) == 0:
+        return math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(spearmanr(est, truth).statistic), float(kendalltau(est, truth, variant="b").statistic)
+
+
+def load_dataset(data_dir: Path, name: str) -> np.ndarray:
+    """The binary matrix (models x items) of ``name``; all-zero models dropped (as the source paper's loader)."""
+    from benchsel.instances.responses import load_responses
+
+    if name not in DATASETS:
+        raise InvalidInputError(f"datasets: unknown dataset {name!r}; datasets: {', '.join(DATASETS)}")
+    p = Path(data_dir) / "responses" / DATASETS[name]
+    if not p.is_file():
+        raise InvalidInputError(f"data-dir: {str(p)!r} is missing (dataset {name!r})")
+    Y = np.asarray(load_responses(p).matrix(0), dtype=float)
+    return Y[Y.mean(axis=1) > 1e-8]
+
+
+def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every (k, selection, estimator) row of one (dataset, protocol, split) not in ``unit["done"]``.
+
+    ``unit`` holds ``data_dir, dataset, protocol, split, ks, selections, estimators, time_limit, done``
+    (``done``: set of row keys already stored).
+    """
+    from benchsel.formulations.estimators import get_estimator
+
+    Y = load_dataset(unit["data_dir"], unit["dataset"])
+    src, tgt = split_models(Y, unit["protocol"], unit["split"])
+    Ys, Yt = Y[src], Y[tgt]
+    truth = Yt.mean(axis=1)
+    split = int(unit["split"])
+    done = unit["done"]
+    rows: list[dict[str, Any]] = []
+    for k in unit["ks"]:
+        for sel_name in unit["selections"]:
+            todo = [e for e in unit["estimators"]
+                    if row_key(unit["dataset"], unit["protocol"], split, k, sel_name, e) not in done]
+            if not todo:
+                continue
+            t0 = time.perf_counter()
+            err = None
+            try:
+                items, sel_info = _select(Ys, k, sel_name, split, unit["time_limit"])
+            except BenchselError as e:
+                err = f"{type(e).__name__}: {e}"
+                items = None
+                sel_info = {"selection_seconds": time.perf_counter() - t0, "termination": "error"}
+            for e_spec in todo:
+                name, opts = parse_spec(e_spec)
+                row: dict[str, Any] = {
+                    "dataset": unit["dataset"], "protocol": unit["protocol"], "split": split, "k": int(k),
+                    "selection": sel_name, "estimator": _label(e_spec), "pipeline": f"{sel_name}+{_label(e_spec)}",
+                    "n_sources": int(src.size), "n_targets": int(tgt.size), "n_items": int(Y.shape[1]), **sel_info,
+                }
+                if items is None:
+                    row.update({"error": err, "mae": None})
+                    rows.append(row)
+                    continue
+                opts.setdefault("seed", split) if name in ("irt", "stacked") else None
+                t1 = time.perf_counter()
+                try:
+                    est = get_estimator(name, **opts).fit(Ys, items)
+                    pred = est.predict(Yt[:, items])
+                except BenchselError as ex:
+                    row.update({"error": f"{type(ex).__name__}: {ex}", "mae": None})
+                    rows.append(row)
+                    continue
+                sp, kt = _corr(pred, truth)
+                row.update({"estimation_seconds": time.perf_counter() - t1,
+                            "mae": float(100 * np.abs(pred - truth).mean()),
+                            "bias": float(100 * (pred - truth).mean()), "spearman": sp, "kendall": kt})
+                rows.append(row)
+    return rows
+
+
+_EXACT_CACHE: dict[tuple, tuple[np.ndarray, dict[str, Any]]] = {}
+
+
+def _select(Ys: np.ndarray, k: int, name: str, split: int, time_limit: float) -> tuple[np.ndarray, dict[str, Any]]:
+    """Items chosen by selection ``name`` and facts about the solve.
+
+    A proven optimum of an exact method is reused for the same sources and
+    ``k`` within the process (extrapolation splits share their sources); its
+    stored seconds are those of the solve that proved it.
+    """
+    from benchsel.solvers.pipeline import get_selection, select_items
+    from benchsel.solvers.registry import get_method
+
+    exact = get_method(get_selection(name).method).kind == "exact"
+    key = (hashlib.sha1(np.ascontiguousarray(Ys).tobytes()).hexdigest(), Ys.shape, int(k), name, float(time_limit))
+    if exact and key in _EXACT_CACHE:
+        items, info = _EXACT_CACHE[key]
+        return items, {**info, "reused": True}
+    t0 = time.perf_counter()
+    sr = select_items(Ys, k, name, seed=split, time_limit=time_limit)
+    info = {"selection_seconds": time.perf_counter() - t0, "termination": str(sr.result.termination),
+            "gap": sr.result.gap, "objective": sr.result.objective}
+    if exact and info["termination"] == "optimal":
+        _EXACT_CACHE[key] = (sr.items, info)
+    return sr.items, info
+
+
+def row_key(dataset: str, protocol: str, split: int, k: int, selection: str, estimator: str) -> str:
+    return f"{dataset}|{protocol}|{int(split)}|{int(k)}|{selection}|{_label(estimator)}"
+
+
+def _rkey(r: Mapping[str, Any]) -> str:
+    return row_key(r["dataset"], r["protocol"], r["split"], r["k"], r["selection"], r["estimator"])
+
+
+def read_rows(out: Path) -> list[dict[str, Any]]:
+    """Stored rows (the latest per key), skipping unreadable lines."""
+    p = Path(out) / JSONL
+    if not p.is_file():
+        return []
+    rows: dict[str, dict[str, Any]] = {}
+    with p.open() as fh:
+        for line in fh:
+            try:
+                r = json.loads(line)
+                rows[_rkey(r)] = r
+            except (ValueError, KeyError, TypeError):
+                continue
+    return list(rows.values())
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, np.generic):
+        return _clean(v.item())
+    return v
+
+
+def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS), protocols: Sequence[str] = PROTOCOLS,
+        ks: Sequence[int] = KS, splits: int = 10, selections: Sequence[str] | None = None,
+        estimators: Sequence[str] = DEFAULT_ESTIMATORS, time_limit: float = TIME_LIMIT, jobs: int = 1,
+        progress: bool = True) -> list[dict[str, Any]]:
+    """Run the missing rows of the grid (resumable); returns every stored row of the grid."""
+    from benchsel.formulations.estimators import get_estimator
+    from benchsel.solvers.pipeline import get_selection, selection_names
+
+    sels = list(selections) if selections else selection_names()
+    for s in sels:
+        get_selection(s)
+    for e in estimators:  # names and options checked before any work
+        n, o = parse_spec(e)
+        get_estimator(n, **o)
+    for p in protocols:
+        if p not in PROTOCOLS:
+            raise InvalidInputError(f"protocols: expected some of {', '.join(PROTOCOLS)}, got {p!r}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    done = {_rkey(r) for r in read_rows(out)}
+    units = []
+    for ds in datasets:
+        load_dataset(data_dir, ds)  # missing files: an error before anything runs
+        for proto in protocols:
+            for sp in range(splits):
+                keys = {row_key(ds, proto, sp, k, s, e) for k in ks for s in sels for e in estimators}
+                if keys <= done:
+                    continue
+                units.append({"data_dir": str(data_dir), "dataset": ds, "protocol": proto, "split": sp,
+                              "ks": list(ks), "selections": sels, "estimators": list(estimators),
+                              "time_limit": float(time_limit), "done": done & keys})
+    total = len(units)
+    if progress:
+        print(f"benchsel fidelity: {total} units of (dataset, protocol, split) to run, results in {out / JSONL}",
+              file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    with (out / JSONL).open("a") as fh:
+        def store(rows: list[dict[str, Any]], i: int, u: Mapping[str, Any]) -> None:
+            for r in rows:
+                fh.write(json.dumps({k: _clean(v) for k, v in r.items()}) + "\n")
+            fh.flush()
+            if progress:
+                print(f"benchsel fidelity: [{i}/{total}] {u['dataset']} {u['protocol']} split {u['split']}: "
+                      f"{len(rows)} rows ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+        # spawned workers (even for jobs=1): each imports numpy afresh with BLAS pinned to one thread
+        for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(v, "1")
+        if units:
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=max(1, int(jobs)), mp_context=ctx) as pool:
+                futs = {pool.submit(run_unit, u): u for u in units}
+                for i, fut in enumerate(as_completed(futs), 1):
+                    store(fut.result(), i, futs[fut])
+    want = {row_key(ds, p, sp, k, s, e) for ds in datasets for p in protocols for sp in range(splits) for k in ks
+            for s in sels for e in estimators}
+    return [r for r in read_rows(out) if _rkey(r) in want]
+
+
+# ------------------------------------------------------------------ summaries
+def _t975(n: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, n - 1)) if n > 1 else math.nan
+
+
+def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (dataset, protocol, k, pipeline): means over splits and the MAE's 95 % t-interval half-width."""
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("mae") is None:
+            continue
+        groups.setdefault((r["dataset"], r["protocol"], int(r["k"]), r["pipeline"]), []).append(r)
+    out = []
+    for (ds, p, k, pipe), rs in groups.items():
+        mae = np.array([r["mae"] for r in rs], dtype=float)
+        n = mae.size
+        half = _t975(n) * mae.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan
+
+        def mean_of(key: str, rs: list[Mapping[str, Any]] = rs) -> float:
+            v = np.array([_f(r.get(key)) for r in rs])
+            v = v[np.isfinite(v)]
+            return float(v.mean()) if v.size else math.nan
+
+        out.append({"dataset": ds, "protocol": p, "k": k, "pipeline": pipe, "selection": rs[0]["selection"],
+                    "estimator": rs[0]["estimator"], "splits": n, "mae": float(mae.mean()), "mae_ci": half,
+                    "spearman": mean_of("spearman"), "kendall": mean_of("kendall"),
+                    "selection_seconds": mean_of("selection_seconds"),
+                    "estimation_seconds": mean_of("estimation_seconds"),
+                    "optimal": sum(r.get("termination") == "optimal" for r in rs)})
+    out.sort(key=lambda r: (r["protocol"], r["dataset"], r["k"], r["mae"]))
+    return out
+
+
+def _f(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _protocol_order(summary: Iterable[Mapping[str, Any]]) -> list[str]:
+    seen = {s["protocol"] for s in summary}
+    return [p for p in PROTOCOLS if p in seen] + sorted(seen - set(PROTOCOLS))
+
+
+def _half(s: Mapping[str, Any]) -> float:
+    return s["mae_ci"] if math.isfinite(s["mae_ci"]) else 0.0
+
+
+def _cell(s: Mapping[str, Any]) -> str:
+    return f"{s['mae']:.2f} ± {s['mae_ci']:.2f}" if math.isfinite(s["mae_ci"]) else f"{s['mae']:.2f}"
+
+
+def render_tables(summary: Sequence[Mapping[str, Any]], *, top: int = 6) -> str:
+    """Markdown: per protocol, a best-pipelines table per (dataset, k) and a pipelines x cells MAE table."""
+    lines: list[str] = []
+    protocols = _protocol_order(summary)
+    for p in protocols:
+        ps = [s for s in summary if s["protocol"] == p]
+        datasets = list(dict.fromkeys(s["dataset"] for s in ps))
+        ks = sorted({s["k"] for s in ps})
+        pipes = sorted({s["pipeline"] for s in ps})
+        by = {(s["dataset"], s["k"], s["pipeline"]): s for s in ps}
+        lines.append(f"### {p}: MAE (pp), mean ± 95 % interval over splits; k = {' / '.join(map(str, ks))}")
+        lines.append("")
+        lines.append("| pipeline | " + " | ".join(datasets) + " | mean |")
+        lines.append("|---|" + "---|" * (len(datasets) + 1))
+        rank = []
+        for pipe in pipes:
+            cells, vals = [], []
+            for d in datasets:
+                c = [by.get((d, k, pipe)) for k in ks]
+                cells.append(" / ".join(f"{x['mae']:.2f}" if x else "-" for x in c))
+                vals += [x["mae"] for x in c if x]
+            mean = float(np.mean(vals)) if len(vals) == len(datasets) * len(ks) else math.nan
+            rank.append((mean if math.isfinite(mean) else math.inf, pipe, cells, mean))
+        rank.sort()
+        for _, pipe, cells, mean in rank:
+            lines.append(f"| {pipe} | " + " | ".join(cells) + f" | {mean:.2f} |")
+        lines.append("")
+        lines.append(f"#### {p}: the {top} best pipelines per cell (MAE ± 95 % interval, Spearman, Kendall tau-b, "
+                     "selection + estimation seconds)")
+        lines.append("")
+        lines.append("| dataset | k | pipeline | MAE (pp) | Spearman | Kendall | sel. s | est. s |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for d in datasets:
+            for k in ks:
+                cell = sorted((s for s in ps if s["dataset"] == d and s["k"] == k), key=lambda s: s["mae"])
+                for s in cell[:top]:
+                    lines.append(f"| {d} | {k} | {s['pipeline']} | {_cell(s)} | {s['spearman']:.3f} | "
+                                 f"{s['kendall']:.3f} | {s['selection_seconds']:.2f} | {s['estimation_seconds']:.3f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+#: Peer figures quoted in benchsel's issue 10 (interpolation, MAE in pp, mean of 10 splits; gp-IRT 3 splits), k = 10 /
+#: 25 / 50 / 100: ``benchpred``'s random + ridge and AnchorPoints predictor, gp-IRT. Not re-measured here (quoted).
+QUOTED_PEERS: dict[str, dict[str, tuple[float, ...]]] = {
+    "helm_lite_mmlu": {"random + ridge": (5.59, 4.38, 3.40, 2.64), "AnchorPoints predictor": (4.64, 4.16, 3.70, 4.15),
+                       "gp-IRT": (7.10, 6.13, 4.16, 2.46)},
+    "openllm_v2_arc_challenge": {"random + ridge": (5.72, 4.33, 3.04, 2.06),
+                                 "AnchorPoints predictor": (4.36, 3.87, 3.62, 3.51)},
+    "openllm_v2_musr": {"random + ridge": (2.69, 2.23, 1.86, 1.54), "AnchorPoints predictor": (2.52, 2.32, 2.25, 2.21)},
+    "glue_sst2": {"random + ridge": (4.99, 3.52, 2.87, 1.87), "AnchorPoints predictor": (4.16, 3.24, 2.81, 2.43)},
+}
+
+
+def goal_table(summary: Sequence[Mapping[str, Any]], pipeline: str, baseline: str = "random+ridge",
+               protocol: str = "interpolation") -> str:
+    """Markdown: per (dataset, k), ``pipeline`` and the best measured pipeline against ``baseline`` (same run)
+    and the best quoted peer figure (:data:`QUOTED_PEERS`, interpolation only)."""
+    ps = [s for s in summary if s["protocol"] == protocol]
+    by = {(s["dataset"], s["k"], s["pipeline"]): s for s in ps}
+    lines = [f"| dataset | k | {pipeline} | its Spearman / Kendall | best pipeline (MAE) | {baseline} (same run) | "
+             "best quoted peer |", "|---|---|---|---|---|---|---|"]
+    wins_base = wins_peer = n = worse = best_base = best_peer = 0
+    for d in dict.fromkeys(s["dataset"] for s in ps):
+        for i, k in enumerate(sorted({s["k"] for s in ps if s["dataset"] == d})):
+            cell = sorted((s for s in ps if s["dataset"] == d and s["k"] == k), key=lambda s: s["mae"])
+            p, b = by.get((d, k, pipeline)), by.get((d, k, baseline))
+            quoted = QUOTED_PEERS.get(d, {}) if protocol == "interpolation" else {}
+            peer = min(((v[i], name) for name, v in quoted.items() if i < len(v)), default=None)
+            if p is None or b is None:
+                continue
+            n += 1
+            wins_base += p["mae"] < b["mae"]
+            worse += p["mae"] - _half(p) > b["mae"] + _half(b)  # worse beyond both 95 % intervals
+            wins_peer += peer is not None and p["mae"] < peer[0]
+            best_base += cell[0]["mae"] < b["mae"]
+            best_peer += peer is not None and cell[0]["mae"] < peer[0]
+            peer_txt = f"{peer[0]:.2f} ({peer[1]})" if peer else "-"
+            lines.append(f"| {d} | {k} | {_cell(p)} | {p['spearman']:.3f} / {p['kendall']:.3f} | "
+                         f"{cell[0]['pipeline']} ({cell[0]['mae']:.2f}) | {_cell(b)} | {peer_txt} |")
+    lines.append("")
+    lines.append(f"{pipeline}: lower MAE than {baseline} in {wins_base} of {n} cells, worse beyond the 95 % "
+                 f"intervals in {worse}"
+                 + (f"; lower than the best quoted peer figure in {wins_peer} of {n}" if protocol == "interpolation"
+                    else "") + ".")
+    lines.append("")
+    lines.append(f"The best measured pipeline of each cell: lower MAE than {baseline} in {best_base} of {n} cells"
+                 + (f", lower than the best quoted peer figure in {best_peer} of {n}" if protocol == "interpolation"
+                    else "") + ".")
+    return "\n".join(lines)
+
+
+def plot_dataset(summary: Sequence[Mapping[str, Any]], dataset: str, path: Path,
+                 pipelines: Sequence[str] | None = None, n_best: int = 3) -> Path | None:
+    """MAE against k, one line per pipeline (error bars: 95 % intervals), one panel per protocol."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = [s for s in summary if s["dataset"] == dataset]
+    if not ds:
+        return None
+    protocols = _protocol_order(ds)
+    fig, axes = plt.subplots(1, len(protocols), figsize=(5.2 * len(protocols), 3.8), squeeze=False)
+    for ax, p in zip(axes[0], protocols):
+        ps = [s for s in ds if s["protocol"] == p]
+        mean_by: dict[str, list[float]] = {}
+        for s in ps:
+            mean_by.setdefault(s["pipeline"], []).append(s["mae"])
+        best = sorted(mean_by, key=lambda q: float(np.mean(mean_by[q])))[:n_best]
+        show = list(dict.fromkeys([*(pipelines or PLOT_ALWAYS), *best]))
+        show = [q for q in show if q in mean_by]
+        for q in show:
+            pts = sorted((s["k"], s["mae"], s["mae_ci"]) for s in ps if s["pipeline"] == q)
+            x, y, e = zip(*pts)
+            ax.errorbar(x, y, yerr=[v if math.isfinite(v) else 0 for v in e], marker="o", ms=3, capsize=2,
+                        lw=1.6 if q in best else 1.0, ls="-" if q in best else "--", label=q)
+        ax.set_xscale("log")
+        ks = sorted({s["k"] for s in ps})
+        ax.set_xticks(ks)
+        ax.set_xticklabels([str(k) for k in ks])
+        ax.set_xlabel("k (items kept)")
+        ax.set_ylabel("MAE of target accuracy (pp)")
+        ax.set_title(f"{dataset}: {p}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6.5)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def report(rows: Sequence[Mapping[str, Any]], out: Path, *, plots: bool = True) -> tuple[str, list[Path]]:
+    """Markdown tables (also written to ``<out>/fidelity.md``) and one PNG per dataset."""
+    summary = summarise(rows)
+    text = render_tables(summary)
+    pipes = {s["pipeline"] for s in summary}
+    for proto in _protocol_order(summary):
+        pipe, base = RECOMMENDED.get(proto, ("", ""))
+        if pipe in pipes and base in pipes:
+            text += f"\n\n### {proto}: {pipe} against {base}" + (" and the quoted peers" if proto == "interpolation"
+                                                                 else "") + "\n\n"
+            text += goal_table(summary, pipe, baseline=base, protocol=proto)
+    out = Path(out)
+    (out / "fidelity.md").write_text(text + "\n")
+    with (out / "summary.json").open("w") as fh:
+        json.dump([{k: _clean(v) for k, v in s.items()} for s in summary], fh, indent=0)
+    written = []
+    if plots:
+        for d in dict.fromkeys(s["dataset"] for s in summary):
+            p = plot_dataset(summary, d, out / f"fidelity_{d}.png")
+            if p is not None:
+                written.append(p)
+    return text, written
+
+
+def run_suite(args: argparse.Namespace, data_dir: Path | None) -> int:
+    """``benchsel run fidelity``: the default grid with the run command's common options."""
+    if data_dir is None:
+        raise InvalidInputError("data-dir: suite 'fidelity' reads real data (responses/benchmark_prediction) and no "
+                                "data directory was found; pass --data-dir DIR or set BENCHSEL_DATA")
+    datasets = list(DATASETS)
+    if args.instances:
+        datasets = [d for d in DATASETS if any(fnmatch.fnmatchcase(d, p) for p in args.instances)]
+        if not datasets:
+            raise InvalidInputError(f"instances: no dataset matches {' '.join(args.instances)}; datasets: "
+                                    f"{', '.join(DATASETS)}")
+    out = args.out if args.out is not None else Path("results") / "fidelity"
+    splits = args.seeds if args.seeds != 1 else 10
+    rows = run(out, data_dir, datasets=datasets, splits=splits, selections=args.methods, ks=KS,
+               estimators=DEFAULT_ESTIMATORS, time_limit=args.time_limit if args.time_limit is not None else TIME_LIMIT,
+               jobs=args.jobs if args.jobs is not None else 1, progress=not args.no_progress)
+    text, written = report(rows, out)
+    if not args.quiet:
+        print(text, flush=True)
+    for p in written:
+        print(f"benchsel: wrote {p}", file=sys.stderr, flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from ._data import default_data_dir
+
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.fidelity", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=Path("results") / "fidelity")
+    ap.add_argument("--data-dir", type=Path, default=None)
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    ap.add_argument("--protocols", nargs="+", default=list(PROTOCOLS))
+    ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
+    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--selections", nargs="+", default=None, help="registered selections (default: all)")
+    ap.add_argument("--estimators", nargs="+", default=list(DEFAULT_ESTIMATORS),
+                    help="estimators, options as name:key=value,...")
+    ap.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per selection solve")
+    ap.add_argument("--jobs", type=int, default=1, help="(dataset, protocol, split) units run in parallel")
+    ap.add_argument("--report-only", action="store_true", help="re-render tables and plots from stored rows")
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args(argv)
+    data_dir = args.data_dir or default_data_dir()
+    try:
+        if args.report_only:
+            rows = read_rows(args.out)
+            if not rows:
+                raise InvalidInputError(f"out: no rows in {str(args.out / JSONL)!r}")
+        else:
+            if data_dir is None:
+                raise InvalidInputError("data-dir: no data directory found; pass --data-dir or set BENCHSEL_DATA")
+            rows = run(args.out, data_dir, datasets=args.datasets, protocols=args.protocols, ks=args.ks,
+                       splits=args.splits, selections=args.selections, estimators=args.estimators,
+                       time_limit=args.time_limit, jobs=args.jobs)
+        text, written = report(rows, args.out, plots=not args.no_plots)
+    except BenchselError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(text)
+    for p in written:
+        print(f"wrote {p}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,355 @@
+"""The commonest job in one call: a models x items score matrix -> a k-item subset and a fitted estimator.
+
+::
+
+    from benchsel import compress
+    c = compress(Y, k=50)                 # Y: (models, items), rows are models
+    c.items                               # the 50 selected item indices
+    c.predict(Y_new[:, c.items])          # estimated full-benchmark scores of new models
+
+A *selection* turns source scores into a subset. It is a formulation built
+from the source matrix plus a registered method that solves it (see
+:func:`benchsel.solvers.registry.register_method`); :func:`register_selection`
+adds one by name, and the fidelity benchmark (``benchsel run fidelity``) runs
+every registered selection. Built in:
+
+* ``"random"`` -- ``k`` items drawn uniformly (seeded);
+* ``"kmedoids"`` -- AnchorPoints: k-medoids on ``1 - Pearson`` correlation of
+  the items' source score vectors, solved by FasterPAM;
+* ``"kmedoids-highs"`` -- the same k-medoids problem solved by HiGHS (a proven
+  optimum, or the best found and its gap at the time limit);
+* ``"irt-anchor"`` -- tinyBenchmarks' IRT anchors: k-medoids (FasterPAM) on the
+  items' fitted 2PL parameters ``(a_i, b_i)``, Euclidean.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidInputError
+from .validation import _describe, check_int
+
+__all__ = [
+    "DEFAULT_ESTIMATOR",
+    "Compressed",
+    "Selection",
+    "SelectionResult",
+    "anchor_kmedoids",
+    "compress",
+    "get_selection",
+    "irt_kmedoids",
+    "register_selection",
+    "select_items",
+    "selection_names",
+]
+
+#: The estimator :func:`compress` fits unless told otherwise (see docs/estimators.md for the measurements).
+DEFAULT_ESTIMATOR = "stacked"
+
+
+# ------------------------------------------------------------------ builders
+def anchor_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0) -> Any:
+    """AnchorPoints' k-medoids problem: items as points, ``1 - Pearson`` of their source score vectors.
+
+    Parameters
+    ----------
+    Y_source : ndarray, shape (S, N)
+        Source models (rows) x items (columns).
+    k : int
+    seed : int
+        Unused (the problem is deterministic).
+    """
+    from benchsel.formulations.kmedoids import KMedoids
+
+    return KMedoids.from_features(np.asarray(Y_source, dtype=float).T, k, metric="correlation")
+
+
+def irt_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0, dim: int = 1) -> Any:
+    """tinyBenchmarks' IRT anchor problem: k-medoids on the items' 2PL parameters ``(a_i, b_i)`` (Euclidean).
+
+    Parameters
+    ----------
+    Y_source : ndarray, shape (S, N)
+        Source scores in [0, 1].
+    k : int
+    seed : int
+        Seeds the IRT fit's start.
+    dim : int
+        Latent dimension of the 2PL model.
+    """
+    from benchsel.formulations.irt import fit_irt
+    from benchsel.formulations.kmedoids import KMedoids
+
+    model = fit_irt(Y_source, dim, seed=seed)
+    return KMedoids.from_features(model.item_embedding(), k, metric="euclidean")
+
+
+# ------------------------------------------------------------------ registry
+@dataclass(frozen=True)
+class Selection:
+    """A named way of choosing ``k`` items from source scores.
+
+    Attributes
+    ----------
+    name : str
+    build : callable
+        ``build(Y_source, k, seed) -> Formulation`` (module-level, so it pickles).
+    method : str
+        Registered method that solves the formulation.
+    options : mapping
+        Method options.
+    description : str
+    """
+
+    name: str
+    build: Callable[..., Any]
+    method: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+_SELECTIONS: dict[str, Selection] = {}
+
+
+def register_selection(name: str, build: Callable[..., Any], method: str, *, options: Mapping[str, Any] | None = None,
+                       description: str = "") -> Selection:
+    """Register a selection: ``build(Y_source, k, seed) -> Formulation`` solved by ``method``.
+
+    The fidelity benchmark and :func:`compress` then accept ``name``.
+    """
+    if not isinstance(name, str) or not name or ":" in name:
+        raise InvalidInputError(f"name: expected a non-empty selection name without ':', got {name!r}")
+    if not callable(build):
+        raise InvalidInputError(f"build: expected a callable build(Y_source, k, seed), got {_describe(build)}")
+    if not isinstance(method, str):
+        raise InvalidInputError(f"method: expected a registered method name, got {_describe(method)}")
+    s = Selection(name, build, method, dict(options or {}), description)
+    _SELECTIONS[name] = s
+    return s
+
+
+def selection_names() -> list[str]:
+    """Names of the registered selections."""
+    return list(_SELECTIONS)
+
+
+def get_selection(name: str) -> Selection:
+    """The selection called ``name`` (an error lists the known ones)."""
+    if not isinstance(name, str) or name not in _SELECTIONS:
+        raise InvalidInputError(f"selection: unknown selection {name!r}; selections: {', '.join(_SELECTIONS)}")
+    return _SELECTIONS[name]
+
+
+register_selection("random", anchor_kmedoids, "random", description="k items drawn uniformly at random (seeded)")
+register_selection("kmedoids", anchor_kmedoids, "fasterpam",
+                   description="AnchorPoints: k-medoids on 1 - Pearson of the items' source scores, FasterPAM")
+register_selection("kmedoids-highs", anchor_kmedoids, "highs",
+                   description="the same k-medoids problem solved exactly by HiGHS (proven optimum or gap)")
+register_selection("irt-anchor", irt_kmedoids, "fasterpam",
+                   description="tinyBenchmarks: k-medoids on the items' 2PL parameters (a_i, b_i), FasterPAM")
+
+
+# ------------------------------------------------------------------ checks
+def _axes_doc(Y: np.ndarray) -> str:
+    return f"shape {Y.shape}: {Y.shape[0]} models (rows) x {Y.shape[1]} items (columns)"
+
+
+def check_matrix(Y: Any, k: int | None = None, name: str = "Y") -> tuple[np.ndarray, np.ndarray | None]:
+    """A models x items score matrix (and its column labels when ``Y`` is a DataFrame).
+
+    Raises a message that says which axis is which, and suggests ``Y.T`` when
+    the shape can only make sense transposed (``k`` not below the number of
+    columns while the rows could hold it).
+    """
+    from benchsel.formulations.estimators import check_scores
+
+    labels = None
+    if hasattr(Y, "columns") and hasattr(Y, "to_numpy"):
+        labels = np.asarray(Y.columns)
+    A = check_scores(Y, name, ndim=(2,), axes=("model", "item"), shape_doc="(models, items)")
+    M, N = A.shape
+    if M < 2 and N >= 2:
+        raise InvalidInputError(f"{name}: expected at least 2 models (rows) to learn from, got {_axes_doc(A)}")
+    if k is not None:
+        if k >= N:
+            hint = (f"; if your rows are items and columns models, pass {name}.T" if k < M else "")
+            raise InvalidInputError(
+                f"k: expected 1 <= k < {N}, the number of items (columns of {name}), got k = {k} with "
+                f"{name} of {_axes_doc(A)}{hint}"
+            )
+    if N < 2:
+        raise InvalidInputError(f"{name}: expected at least 2 items (columns), got {_axes_doc(A)}"
+                                + (f"; if your rows are items, pass {name}.T" if M >= 2 else ""))
+    return A, labels
+
+
+# ------------------------------------------------------------------ selection
+@dataclass(frozen=True, eq=False)
+class SelectionResult:
+    """Selected items and how they were found.
+
+    Attributes
+    ----------
+    items : ndarray of int64, shape (k,)
+        Sorted item indices.
+    selection : str
+    result : benchsel.solvers.result.Result
+        The solver's result (objective, bound, gap, termination, seconds).
+    seconds : float
+        Wall seconds of building and solving.
+    """
+
+    items: np.ndarray
+    selection: str
+    result: Any
+    seconds: float
+
+
+def _log(verbose: bool, msg: str) -> None:
+    if verbose:
+        print(f"benchsel: {msg}", file=sys.stderr, flush=True)
+
+
+def select_items(Y_source: Any, k: int, selection: str = "kmedoids", *, seed: int = 0, time_limit: float | None = 60.0,
+                 verbose: bool = False, **options: Any) -> SelectionResult:
+    """Choose ``k`` items from the source models' scores.
+
+    Parameters
+    ----------
+    Y_source : array_like, shape (S, N)
+        Source models (rows) x items (columns).
+    k : int
+        Items to select, ``1 <= k < N``.
+    selection : str
+        A registered selection (:func:`selection_names`).
+    seed : int
+    time_limit : float, optional
+        Seconds for the solver.
+    verbose : bool
+        Progress lines on stderr.
+    **options
+        Method options, overriding the selection's own.
+    """
+    from .api import solve
+
+    s = get_selection(selection)
+    Y, _ = check_matrix(Y_source, None, "Y_source")
+    k = check_int(k, "k", low=1)
+    check_matrix(Y, k, "Y_source")
+    t0 = time.perf_counter()
+    _log(verbose, f"selection {selection!r}: building the problem from {_axes_doc(Y)}")
+    f = s.build(Y, k, seed)
+    _log(verbose, f"selection {selection!r}: solving with {s.method!r} (time limit {time_limit} s)")
+    res = solve(f, s.method, time_limit=time_limit, seed=seed, **{**dict(s.options), **options})
+    if not res.has_solution:
+        raise InvalidInputError(f"selection: {selection!r} ({s.method}) found no selection: "
+                                f"{res.termination} {res.extra.get('error', '')}")
+    items = np.asarray(res.selection, dtype=np.int64)
+    dt = time.perf_counter() - t0
+    _log(verbose, f"selection {selection!r}: {items.size} items in {dt:.2f} s ({res.termination})")
+    return SelectionResult(items, selection, res, dt)
+
+
+# ------------------------------------------------------------------ one call
+@dataclass(eq=False)
+class Compressed:
+    """A k-item subset of a benchmark and an estimator fitted on the source models.
+
+    Attributes
+    ----------
+    items : ndarray of int64, shape (k,)
+        Selected item indices (columns of the matrix given to :func:`compress`).
+    estimator : benchsel.formulations.estimators.Estimator
+        Fitted; its columns are ``items`` in this order.
+    selection : SelectionResult
+    item_labels : ndarray, shape (k,), optional
+        Column labels of the selected items when the matrix was a DataFrame.
+    n_items : int
+        Items of the full benchmark.
+    fit_seconds : float
+    """
+
+    items: np.ndarray
+    estimator: Any
+    selection: SelectionResult
+    n_items: int
+    item_labels: np.ndarray | None = None
+    fit_seconds: float = 0.0
+
+    @property
+    def k(self) -> int:
+        return int(self.items.size)
+
+    def subset(self, Y: Any) -> np.ndarray:
+        """The selected columns of a models x items matrix of the full benchmark, shape (models, k)."""
+        A, _ = check_matrix(Y, None, "Y")
+        if A.shape[1] != self.n_items:
+            hint = " (it looks transposed: pass Y.T)" if A.shape[0] == self.n_items else ""
+            raise InvalidInputError(f"Y: expected {self.n_items} items (columns), got {_axes_doc(A)}{hint}")
+        return A[:, self.items]
+
+    def predict(self, Y_items: Any) -> np.ndarray:
+        """Estimated full-benchmark mean score of each new model, shape (models,).
+
+        Parameters
+        ----------
+        Y_items : array_like, shape (models, k)
+            New models (rows) scored on the selected items (columns, in the
+            order of :attr:`items`).
+        """
+        return self.estimator.predict(Y_items)
+
+
+def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DEFAULT_ESTIMATOR, seed: int = 0,
+             time_limit: float | None = 60.0, verbose: bool = False,
+             selection_options: Mapping[str, Any] | None = None,
+             estimator_options: Mapping[str, Any] | None = None) -> Compressed:
+    """Choose ``k`` items of a benchmark and fit an estimator of the full score on them.
+
+    Parameters
+    ----------
+    Y : array_like or pandas.DataFrame, shape (models, items)
+        Scores (binary or continuous) of the models you already evaluated on
+        every item: rows are models, columns are items. More models than
+        items is fine.
+    k : int
+        Items to keep, ``1 <= k < items``.
+    selection : str
+        How to choose the items (:func:`selection_names`): ``"kmedoids"``
+        (default), ``"kmedoids-highs"``, ``"irt-anchor"``, ``"random"``.
+    estimator : str
+        Estimator of the full score (:func:`benchsel.formulations.estimators.estimator_names`).
+    seed : int
+        Seeds the selection and the estimator (where they draw).
+    time_limit : float, optional
+        Seconds for the selection's solver.
+    verbose : bool
+        Progress lines on stderr.
+    selection_options, estimator_options : mapping, optional
+        Passed to the selection's method and to the estimator.
+
+    Returns
+    -------
+    Compressed
+        ``items``, the fitted ``estimator`` and ``predict(Y_new[:, items])``.
+    """
+    from benchsel.formulations.estimators import get_estimator
+
+    A, labels = check_matrix(Y, None, "Y")
+    k = check_int(k, "k", low=1)
+    check_matrix(A, k, "Y")
+    est_opts = dict(estimator_options or {})
+    est = get_estimator(estimator, **est_opts)  # unknown names and options refused before any work
+    sel = select_items(A, k, selection, seed=seed, time_limit=time_limit, verbose=verbose,
+                       **dict(selection_options or {}))
+    t0 = time.perf_counter()
+    _log(verbose, f"estimator {estimator!r}: fitting on {A.shape[0]} source models")
+    est.fit(A, sel.items)
+    dt = time.perf_counter() - t0
+    _log(verbose, f"estimator {estimator!r}: fitted in {dt:.2f} s")
+    return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt)

@@ -1,0 +1,114 @@
+"""The one-call path (compress), the selection registry and the fidelity benchmark driver."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import benchsel
+from benchsel.benchmarks._data import default_data_dir
+from benchsel.benchmarks.suites import irt_responses
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.pipeline import anchor_kmedoids, register_selection, select_items, selection_names
+
+DATA = default_data_dir()
+SST2 = None if DATA is None else Path(DATA) / "responses" / "benchmark_prediction" / "glue_sst2.npz"
+needs_data = pytest.mark.skipif(SST2 is None or not SST2.is_file(), reason="../shared/data/responses not present")
+
+
+@pytest.fixture(scope="module")
+def Y():
+    Y = irt_responses(50, 90, seed=4)  # rows sorted by score: shuffle, so that rows 40.. are not the best
+    return Y[np.random.default_rng(0).permutation(50)]
+
+
+def test_compress_one_call(Y):
+    c = benchsel.compress(Y[:40], k=12, estimator="ridge")
+    assert c.items.shape == (12,) and np.all(np.diff(c.items) > 0)
+    p = c.predict(Y[40:, c.items])
+    assert p.shape == (10,)
+    assert np.abs(p - Y[40:].mean(1)).mean() < 0.08
+    assert np.allclose(c.predict(c.subset(Y[40:])), p)
+    assert c.selection.result.feasible and c.k == 12
+
+
+def test_compress_default_and_selections(Y):
+    c = benchsel.compress(Y[:40], k=10)  # the default selection and estimator
+    assert c.estimator.name == "stacked" and c.selection.selection == "kmedoids"
+    for sel in ("random", "irt-anchor", "kmedoids-highs"):
+        r = select_items(Y[:30, :40], 4, sel, seed=1, time_limit=20)
+        assert r.items.size == 4 and r.result.feasible
+    assert {"random", "kmedoids", "kmedoids-highs", "irt-anchor"} <= set(selection_names())
+
+
+def test_compress_dataframe_labels(Y):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(Y[:40], columns=[f"q{i}" for i in range(90)])
+    c = benchsel.compress(df, k=5, estimator="mean", verbose=False)
+    assert list(c.item_labels) == [f"q{i}" for i in c.items]
+
+
+def test_compress_says_which_axis_is_which(Y, capsys):
+    # 90 items x 40 models given transposed: k = 60 cannot be taken from 40 "items"
+    with pytest.raises(InvalidInputError, match=r"k: expected 1 <= k < 40.*40 items \(columns\).*pass Y\.T"):
+        benchsel.compress(Y[:40].T, k=60)
+    with pytest.raises(InvalidInputError, match=r"Y: expected at least 2 models \(rows\)"):
+        benchsel.compress(Y[:1], k=3)
+    with pytest.raises(InvalidInputError, match="unknown estimator"):
+        benchsel.compress(Y[:40], k=3, estimator="nope")
+    with pytest.raises(InvalidInputError, match="unknown selection 'nope'; selections: random"):
+        benchsel.compress(Y[:40], k=3, selection="nope")
+    c = benchsel.compress(Y[:40], k=4, estimator="mean", verbose=True)
+    assert "selection 'kmedoids'" in capsys.readouterr().err
+    with pytest.raises(InvalidInputError, match="looks transposed"):
+        c.subset(Y[40:].T)
+    more_models = irt_responses(120, 30, seed=1)  # more models than items is fine
+    assert benchsel.compress(more_models, k=5, estimator="ridge").items.size == 5
+
+
+def test_register_selection(Y):
+    register_selection("test-first-k-medoids", anchor_kmedoids, "build", description="greedy BUILD medoids")
+    r = select_items(Y[:40], 6, "test-first-k-medoids")
+    assert r.items.size == 6 and r.result.method == "build"
+    with pytest.raises(InvalidInputError, match="name"):
+        register_selection("bad:name", anchor_kmedoids, "build")
+
+
+@needs_data
+def test_fidelity_driver_resumes(tmp_path):
+    from benchsel.benchmarks import fidelity
+
+    kw = dict(datasets=["glue_sst2"], protocols=["interpolation", "extrapolation"], ks=[10], splits=2,
+              selections=["random", "kmedoids"], estimators=["mean", "ridge"], time_limit=10, jobs=1, progress=False)
+    rows = fidelity.run(tmp_path, DATA, **kw)
+    assert len(rows) == 2 * 2 * 2 * 2
+    assert all(r["mae"] is not None and r["mae"] >= 0 for r in rows)
+    assert {r["pipeline"] for r in rows} == {"random+mean", "random+ridge", "kmedoids+mean", "kmedoids+ridge"}
+    n_lines = len((tmp_path / fidelity.JSONL).read_text().splitlines())
+    again = fidelity.run(tmp_path, DATA, **kw)  # resumed: nothing new runs
+    assert len(again) == len(rows) and len((tmp_path / fidelity.JSONL).read_text().splitlines()) == n_lines
+    text, written = fidelity.report(rows, tmp_path)
+    assert "random+ridge" in text and written and written[0].suffix == ".png"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert all(s["splits"] == 2 for s in summary)
+    _, tgt = fidelity.split_models(np.arange(20.0)[:, None] * np.ones((1, 3)), "extrapolation", 0)
+    assert list(tgt) == [15, 16, 17, 18, 19]
+
+
+@needs_data
+def test_benchsel_run_fidelity(tmp_path, monkeypatch, capsys):
+    from benchsel.benchmarks import fidelity
+    from benchsel.benchmarks.cli import main
+
+    monkeypatch.setattr(fidelity, "KS", (10,))
+    monkeypatch.setattr(fidelity, "DEFAULT_ESTIMATORS", ("mean", "repcore-ridge"))
+    rc = main(["run", "fidelity", "--instances", "glue*", "--methods", "random", "--seeds", "2", "--out",
+               str(tmp_path), "--no-progress"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert "random+repcore-ridge" in out.out
+    assert (tmp_path / "fidelity_glue_sst2.png").is_file()
+    rc = main(["run", "fidelity", "--instances", "nope*", "--out", str(tmp_path)])
+    assert rc == 2 and "no dataset matches" in capsys.readouterr().err
