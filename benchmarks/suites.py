@@ -554,18 +554,19 @@ def estimator_fidelity(f: Any, selection: np.ndarray, *, Y_source: np.ndarray, t
     return _target_scores(est, targets.mean(axis=1))
 
 
-def _repcore_population(n_sources: int, seed: int) -> Any:
+def _repcore_population(n_sources: int, seed: int, n_items: int = REPCORE_ITEMS, n_targets: int = REPCORE_TARGETS,
+                        widths: Any = None) -> Any:
     from benchsel.instances.hidden import make_hidden_states
 
-    return make_hidden_states(n_items=REPCORE_ITEMS, n_models=n_sources, n_targets=REPCORE_TARGETS, seed=seed)
+    return make_hidden_states(n_items=n_items, n_models=n_sources, n_targets=n_targets, widths=widths, seed=seed)
 
 
-def _repcore_instance(n_sources: int, seed: int, k: int, space: str) -> Any:
+def _repcore_instance(n_sources: int, seed: int, k: int, space: str, **population: Any) -> Any:
     """KMedoids on the consensus embedding (cosine), the 0/1 source vectors (Euclidean) or their correlation."""
     from benchsel.formulations.kmedoids import KMedoids
     from benchsel.formulations.repcore import align_hidden_states
 
-    hs = _repcore_population(n_sources, seed)
+    hs = _repcore_population(n_sources, seed, **population)
     Y = hs.Y[:n_sources]
     if space == "consensus":
         return KMedoids.from_features(align_hidden_states(hs.hidden_states, Y, seed=seed), k, metric="cosine")
@@ -577,6 +578,17 @@ def _arc_binary_instance(path: Path, sources: np.ndarray, k: int) -> Any:
     from benchsel.instances.responses import load_responses
 
     return KMedoids.from_features(load_responses(path).matrix(0)[sources].T, k, metric="euclidean")
+
+
+@quick_part("benchsel.formulations.repcore")
+def _quick_repcore(seed: int) -> list[InstanceSpec]:
+    pop = {"n_items": 120, "n_targets": 20, "widths": (16, 24, 32, 16)}
+    hs = _repcore_population(4, seed + 7, **pop)
+    kw = {"Y_source": hs.Y[:4], "targets": hs.Y[4:], "estimator": "repcore-ridge"}
+    return [InstanceSpec("repcore-consensus-120-k10", partial(_repcore_instance, 4, seed + 7, 10, "consensus", **pop),
+                         ("highs", "spherical-kmeans", "fasterpam", "random"), fidelity=(estimator_fidelity, kw)),
+            InstanceSpec("repcore-binary-120-k10", partial(_repcore_instance, 4, seed + 7, 10, "binary", **pop),
+                         ("highs", "kmeans", "random"), fidelity=(estimator_fidelity, kw))]
 
 
 @suite("repcore", "RepCore on synthetic hidden states (600 items, 5 / 10 / 20 sources, 60 targets, k = 30): "

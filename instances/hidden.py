@@ -18,7 +18,7 @@ import numpy as np
 
 from benchsel.formulations.repcore import check_hidden_states
 from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_float, check_int, check_rng
+from benchsel.solvers.validation import check_allocation, check_float, check_int, check_rng
 
 __all__ = ["RESERVED_KEYS", "HiddenStates", "load_hidden_states", "make_hidden_states", "save_hidden_states"]
 
@@ -321,6 +321,10 @@ def make_hidden_states(n_items: int = 1000, n_models: int = 10, *, n_targets: in
         if len(widths) != M:
             raise InvalidInputError(f"widths: expected an int or {M} widths (one per model), got {widths!r}")
         d = np.array([check_int(w, f"widths[{j}]", low=1) for j, w in enumerate(widths)])
+    check_allocation(24.0 * N * (M + T + r + q), "n_items",
+                     f"{N} items x {M + T} models (correctness and item parameters)")
+    check_allocation(4.0 * N * float(d.sum()) + 32.0 * N * float(d.max()), "widths",
+                     f"hidden states of {N} items x widths summing to {int(d.sum())}")
     # items
     groups = rng.permutation(np.arange(N) % G)  # balanced planted groups
     centres = rng.normal(size=(G, r))

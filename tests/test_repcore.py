@@ -426,3 +426,20 @@ def test_adjusted_rand_index():
     rng = np.random.default_rng(0)
     vals = [adjusted_rand_index(rng.integers(0, 4, 400), rng.integers(0, 4, 400)) for _ in range(20)]
     assert abs(np.mean(vals)) < 0.01  # chance level
+
+
+def test_repcore_suite_and_fidelity():
+    from benchsel.benchmarks.suites import estimator_fidelity, suite_instances
+
+    specs = {s.name: s for s in suite_instances("repcore", None)}
+    spaces = ("consensus", "binary", "correlation")
+    assert {f"repcore-{sp}-s{S}-k30" for sp in spaces for S in (5, 10, 20)} == set(specs)
+    spec = specs["repcore-binary-s5-k30"]
+    f = spec.make()
+    assert isinstance(f, KMedoids) and f.n_items == 600 and "kmeans" in spec.methods
+    fn, kw = spec.fidelity
+    res = solve(f, "kmeans", seed=0, n_restarts=2)
+    out = fn(f, res.selection, **kw)
+    assert set(out) == {"mae", "mean_nmae", "mean_sp", "mean_tau"} and 0 <= out["mae"] < 0.5
+    assert out == estimator_fidelity(f, res.selection, **kw)
+    assert kw["estimator"] == "repcore-ridge" and kw["targets"].shape == (60, 600)
