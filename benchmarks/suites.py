@@ -582,7 +582,7 @@ def _arc_binary_instance(path: Path, sources: np.ndarray, k: int) -> Any:
 
 @quick_part("benchsel.formulations.repcore")
 def _quick_repcore(seed: int) -> list[InstanceSpec]:
-    pop = {"n_items": 120, "n_targets": 20, "widths": (16, 24, 32, 16)}
+    pop: dict[str, Any] = {"n_items": 120, "n_targets": 20, "widths": (16, 24, 32, 16)}
     hs = _repcore_population(4, seed + 7, **pop)
     kw = {"Y_source": hs.Y[:4], "targets": hs.Y[4:], "estimator": "repcore-ridge"}
     return [InstanceSpec("repcore-consensus-120-k10", partial(_repcore_instance, 4, seed + 7, 10, "consensus", **pop),
