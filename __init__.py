@@ -65,7 +65,12 @@ _LAZY: dict[str, str] = {
     "register_estimator": "benchsel.formulations.estimators",
     "Estimator": "benchsel.formulations.estimators",
     "fit_irt": "benchsel.formulations.irt",
+    # RepCore alignment
+    "RepCoreAligner": "benchsel.formulations.repcore",
+    "align_hidden_states": "benchsel.formulations.repcore",
     # instances
+    "load_hidden_states": "benchsel.instances.hidden",
+    "make_hidden_states": "benchsel.instances.hidden",
     "load_pmed": "benchsel.instances.orlib",
     "load_score_table": "benchsel.instances.scores",
     "load_responses": "benchsel.instances.responses",
@@ -89,9 +94,11 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.holocosm import RankingRiskReconstruction
     from benchsel.formulations.kmedoids import KMedoids
     from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+    from benchsel.formulations.repcore import RepCoreAligner, align_hidden_states
     from benchsel.heuristics.bayes_eval import EvaluationResult, bayesame_evaluate
     from benchsel.heuristics.bayes_multi import MultiTargetResult, bayesame_multi_evaluate
     from benchsel.instances.files import load_instance, save_instance
+    from benchsel.instances.hidden import load_hidden_states, make_hidden_states
     from benchsel.instances.orlib import load_pmed
     from benchsel.instances.responses import load_responses
     from benchsel.instances.scores import load_score_table

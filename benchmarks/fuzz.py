@@ -322,9 +322,46 @@ def _file_cases(d: Path) -> list[Case]:
     return cases
 
 
+def _repcore_cases(d: Path) -> list[Case]:
+    """RepCore: alignment inputs, the hidden-state generator and loader."""
+    from benchsel.formulations.repcore import RepCoreAligner, align_hidden_states
+    from benchsel.instances.hidden import load_hidden_states, make_hidden_states
+
+    rng = np.random.default_rng(0)
+    H = [rng.normal(size=(12, 3)), rng.normal(size=(12, 5))]
+    Y = rng.integers(0, 2, size=(2, 12))
+    AL = ("hidden_states", "Y_source", "dim", "seed", "width", "hidden", "epochs", "batch_size", "lr",
+          "weight_decay", "patience", "split", "activation", "time_limit", "threads", "verbose")
+    fast = {"epochs": 2}
+    bad_npz = d / "repcore_ragged.npz"
+    np.savez(bad_npz, a=np.ones((4, 2)), b=np.ones((5, 2)))
+    cases = [
+        Case("align item counts differ", align_hidden_states, ([H[0], H[1][:-1]], Y), fast, AL),
+        Case("align NaN", align_hidden_states, ([H[0], np.full((12, 5), np.nan)], Y), fast, AL),
+        Case("align inf", align_hidden_states, ([np.full((12, 3), np.inf), H[1]], Y), fast, AL),
+        Case("align zero width", align_hidden_states, ([H[0], np.zeros((12, 0))], Y), fast, AL),
+        Case("align complex", align_hidden_states, ([H[0] + 1j, H[1]], Y), fast, AL),
+        Case("align strings", align_hidden_states, ([H[0].astype(str), H[1]], Y), fast, AL),
+        Case("align Y rows", align_hidden_states, (H, Y[:1]), fast, AL),
+        Case("align Y not binary", align_hidden_states, (H, Y * 0.5), fast, AL),
+        Case("align dim=0", align_hidden_states, (H, Y), {**fast, "dim": 0}, AL),
+        Case("align dim=True", align_hidden_states, (H, Y), {**fast, "dim": True}, AL),
+        Case("align states 1e300", align_hidden_states, ([h * 1e300 for h in H], Y), fast, AL),
+        Case("align states 1e-320", align_hidden_states, ([h * 1e-320 for h in H], Y), fast, AL),
+        Case("aligner lr=nan", RepCoreAligner, (), {"lr": float("nan")}),
+        Case("aligner split bogus", RepCoreAligner, (), {"split": (0.5, 0.6, -0.1)}),
+        Case("make_hidden_states n_items=10**12", make_hidden_states, (10**12,), {"n_models": 2}),
+        Case("make_hidden_states widths=10**9", make_hidden_states, (100,), {"widths": 10**9}),
+        Case("make_hidden_states widths short", make_hidden_states, (10, 3), {"widths": (2, 3)}),
+        Case("load_hidden_states ragged npz", load_hidden_states, (bad_npz,)),
+        Case("load_hidden_states missing", load_hidden_states, (d / "nope.npz",)),
+    ]
+    return cases
+
+
 def catalogue(tmpdir: str | Path) -> list[Case]:
     """The fixed cases (files written under ``tmpdir``)."""
-    return _catalogue() + _file_cases(Path(tmpdir))
+    return _catalogue() + _file_cases(Path(tmpdir)) + _repcore_cases(Path(tmpdir))
 
 
 CATALOGUE = catalogue  # the fixed cases are built on demand (files need a folder)

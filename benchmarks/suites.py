@@ -19,6 +19,10 @@ data (e.g. how well target models' benchmark scores are recovered).
 * ``fidelity`` — selections x estimators on real binary response sets from
   ``<data-dir>/responses/benchmark_prediction`` (interpolation and
   extrapolation protocols; its own driver, :mod:`benchsel.benchmarks.fidelity`).
+* ``repcore`` — RepCore on synthetic hidden states (KMedoids on the
+  consensus embedding, the 0/1 K-means ablation, AnchorPoints; fidelity of
+  held-out targets through the estimators) and, with data, the 0/1 ablation
+  on ARC-Challenge.
 
 A suite whose formulation module is not part of the build is not offered.
 Add a suite by decorating a function ``(data_dir) -> list[InstanceSpec]`` with
@@ -39,7 +43,7 @@ from benchsel.solvers.errors import InvalidInputError
 
 __all__ = ["InstanceSpec", "Suite", "SUITES", "available_suites", "suite", "quick_part", "get_suite",
            "suite_instances",
-           "default_methods", "anchor_fidelity", "holocosm_fidelity", "irt_responses"]
+           "default_methods", "anchor_fidelity", "holocosm_fidelity", "irt_responses", "estimator_fidelity"]
 
 
 @dataclass(frozen=True)
@@ -272,23 +276,22 @@ def anchor_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> di
     Returns
     -------
     dict
-        ``mean_nmae`` (mean absolute error over the targets' score range),
-        ``mean_sp`` (Spearman) and ``mean_tau`` (Kendall tau-b) between
-        estimated and true scores (one metric: the mean over metrics is the
-        value; named as in :func:`holocosm_fidelity`).
+        ``mae`` (mean absolute error), ``mean_nmae`` (the same over the
+        targets' score range), ``mean_sp`` (Spearman) and ``mean_tau``
+        (Kendall tau-b) between estimated and true scores (one metric: the
+        mean over metrics is the value; named as in :func:`holocosm_fidelity`).
     """
-    from scipy.stats import kendalltau, spearmanr
-
-    true = targets.mean(axis=1)
     est = np.asarray(f.estimate(selection, targets[:, selection]), dtype=float)
-    rng_ = float(true.max() - true.min()) or 1.0
-    out = {"mean_nmae": float(np.mean(np.abs(est - true)) / rng_)}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sp = spearmanr(est, true).statistic if np.ptp(est) > 0 else math.nan
-        kt = kendalltau(est, true, variant="b").statistic if np.ptp(est) > 0 else math.nan
-    out["mean_sp"] = float(sp) if np.isfinite(sp) else math.nan
-    out["mean_tau"] = float(kt) if np.isfinite(kt) else math.nan
-    return out
+    return _target_scores(est, targets.mean(axis=1))
+
+
+def _target_scores(est: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """``mae``, ``mean_nmae`` (over the targets' score range), ``mean_sp`` (Spearman), ``mean_tau`` (Kendall tau-b)."""
+    from .fidelity import _corr
+
+    mae = float(np.mean(np.abs(est - true)))
+    sp, kt = _corr(est, true)
+    return {"mae": mae, "mean_nmae": mae / (float(true.max() - true.min()) or 1.0), "mean_sp": sp, "mean_tau": kt}
 
 
 def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> dict[str, float]:
@@ -558,3 +561,109 @@ def _fidelity_runner(args: Any, data_dir: Path | None) -> int:
        module="benchsel.formulations.estimators", runner=_fidelity_runner)
 def _fidelity(data_dir: Path | None) -> list[InstanceSpec]:
     return []  # its own driver (see _fidelity_runner): no formulation grid
+
+
+# ------------------------------------------------------------------ repcore
+REPCORE_SOURCES = (5, 10, 20)
+REPCORE_ITEMS = 600
+REPCORE_TARGETS = 60
+REPCORE_K = 30
+
+
+def estimator_fidelity(f: Any, selection: np.ndarray, *, Y_source: np.ndarray, targets: np.ndarray,
+                       estimator: str = "repcore-ridge") -> dict[str, float]:
+    """Fidelity of an estimator fitted on the sources, on held-out targets.
+
+    Parameters
+    ----------
+    f : Formulation
+        Unused (the selection is scored through the estimator).
+    selection : ndarray of int, shape (k,)
+    Y_source : ndarray, shape (S, N)
+    targets : ndarray, shape (G, N)
+    estimator : str
+        A name for :func:`benchsel.formulations.estimators.get_estimator`.
+
+    Returns
+    -------
+    dict
+        ``mae`` (accuracy points on the 0-1 scale), ``mean_nmae`` (over the
+        targets' score range), ``mean_sp`` (Spearman), ``mean_tau`` (Kendall tau-b).
+    """
+    from benchsel.formulations.estimators import get_estimator
+
+    est = np.asarray(get_estimator(estimator).fit(Y_source, selection).predict(targets[:, selection]), dtype=float)
+    return _target_scores(est, targets.mean(axis=1))
+
+
+def _repcore_population(n_sources: int, seed: int, n_items: int = REPCORE_ITEMS, n_targets: int = REPCORE_TARGETS,
+                        widths: Any = None) -> Any:
+    from benchsel.instances.hidden import make_hidden_states
+
+    return make_hidden_states(n_items=n_items, n_models=n_sources, n_targets=n_targets, widths=widths, seed=seed)
+
+
+def _repcore_instance(n_sources: int, seed: int, k: int, space: str, **population: Any) -> Any:
+    """KMedoids on the consensus embedding (cosine), the 0/1 source vectors (Euclidean) or their correlation."""
+    from benchsel.formulations.kmedoids import KMedoids
+    from benchsel.formulations.repcore import align_hidden_states
+
+    hs = _repcore_population(n_sources, seed, **population)
+    Y = hs.Y[:n_sources]
+    if space == "consensus":
+        return KMedoids.from_features(align_hidden_states(hs.hidden_states, Y, seed=seed), k, metric="cosine")
+    return KMedoids.from_features(Y.T, k, metric="euclidean" if space == "binary" else "correlation")
+
+
+def _arc_binary_instance(path: Path, sources: np.ndarray, k: int) -> Any:
+    from benchsel.formulations.kmedoids import KMedoids
+    from benchsel.instances.responses import load_responses
+
+    return KMedoids.from_features(load_responses(path).matrix(0)[sources].T, k, metric="euclidean")
+
+
+@quick_part("benchsel.formulations.repcore")
+def _quick_repcore(seed: int) -> list[InstanceSpec]:
+    pop: dict[str, Any] = {"n_items": 120, "n_targets": 20, "widths": (16, 24, 32, 16)}
+    hs = _repcore_population(4, seed + 7, **pop)
+    kw = {"Y_source": hs.Y[:4], "targets": hs.Y[4:], "estimator": "repcore-ridge"}
+    return [InstanceSpec("repcore-consensus-120-k10", partial(_repcore_instance, 4, seed + 7, 10, "consensus", **pop),
+                         ("highs", "spherical-kmeans", "fasterpam", "random"), fidelity=(estimator_fidelity, kw)),
+            InstanceSpec("repcore-binary-120-k10", partial(_repcore_instance, 4, seed + 7, 10, "binary", **pop),
+                         ("highs", "kmeans", "random"), fidelity=(estimator_fidelity, kw))]
+
+
+@suite("repcore", "RepCore on synthetic hidden states (600 items, 5 / 10 / 20 sources, 60 targets, k = 30): "
+       "consensus embedding (spherical-kmeans vs the p-median optimum), the 0/1 K-means ablation and AnchorPoints, "
+       "fidelity of the targets; with <data-dir>, the 0/1 K-means ablation on ARC-Challenge (10 sources)",
+       time_limit=60.0, module="benchsel.formulations.repcore")
+def _repcore(data_dir: Path | None) -> list[InstanceSpec]:
+    out = []
+    for S in REPCORE_SOURCES:
+        seed = 100 + S
+        hs = _repcore_population(S, seed)
+        kw = {"Y_source": hs.Y[:S], "targets": hs.Y[S:]}
+        meta = {"n_sources": S, "n_targets": REPCORE_TARGETS}
+        for space, methods, est in (
+                ("consensus", ("spherical-kmeans", "highs", "fasterpam", "random"), "repcore-ridge"),
+                ("binary", ("kmeans", "highs", "fasterpam", "random"), "repcore-ridge"),
+                ("correlation", ("fasterpam", "highs", "random"), "cluster-weighted")):
+            out.append(InstanceSpec(f"repcore-{space}-s{S}-k{REPCORE_K}",
+                                    partial(_repcore_instance, S, seed, REPCORE_K, space), methods,
+                                    fidelity=(estimator_fidelity, {**kw, "estimator": est}),
+                                    meta={**meta, "space": space, "estimator": est}))
+    path = None if data_dir is None else Path(data_dir) / "responses" / "benchmark_prediction" / \
+        "openllm_v2_arc_challenge.npz"
+    if path is not None and path.is_file():
+        from benchsel.instances.responses import load_responses
+
+        Y = load_responses(path).matrix(0)
+        src = np.sort(np.random.default_rng(0).choice(Y.shape[0], size=10, replace=False))
+        tgt = np.setdiff1d(np.arange(Y.shape[0]), src)
+        for k in (10, 30, 50):
+            out.append(InstanceSpec(f"repcore-arc-binary-k{k}", partial(_arc_binary_instance, path, src, k),
+                                    ("kmeans", "highs", "fasterpam", "random"),
+                                    fidelity=(estimator_fidelity, {"Y_source": Y[src], "targets": Y[tgt],
+                                                                   "estimator": "repcore-ridge"}),
+                                    meta={"n_sources": 10, "n_targets": int(tgt.size), "space": "binary"}))
+    return out

@@ -24,6 +24,9 @@ _LAZY = {
     "Estimator": "benchsel.formulations.estimators",
     "fit_irt": "benchsel.formulations.irt",
     "IRTModel": "benchsel.formulations.irt",
+    # RepCore alignment (not a formulation)
+    "RepCoreAligner": "benchsel.formulations.repcore",
+    "align_hidden_states": "benchsel.formulations.repcore",
 }
 
 __all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]

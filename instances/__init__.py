@@ -29,6 +29,11 @@ _LAZY = {
     # model splits for BayesAME
     "interpolation_split": "benchsel.instances.splits",
     "extrapolation_split": "benchsel.instances.splits",
+    # hidden states (RepCore)
+    "HiddenStates": "benchsel.instances.hidden",
+    "load_hidden_states": "benchsel.instances.hidden",
+    "save_hidden_states": "benchsel.instances.hidden",
+    "make_hidden_states": "benchsel.instances.hidden",
     # instance files
     "save_instance": "benchsel.instances.files",
     "load_instance": "benchsel.instances.files",

@@ -38,6 +38,7 @@ _BUILTIN_MODULES = (
     "benchsel.heuristics.positional",
     "benchsel.heuristics.holocosm",
     "benchsel.heuristics.bayes",
+    "benchsel.heuristics.repcore",
 )
 
 _REGISTRY: dict[str, list["Method"]] = {}
