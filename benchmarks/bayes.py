@@ -282,7 +282,7 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
             md: dict[str, Any] = {"ewi_rmse": ewi_rmse(rmse), "rmse": rmse,
                                   "seconds": float(np.mean([r["seconds"][m] for r in rs]))}
             for frac in (0.05, 0.1, 0.25, 0.5):
-                md[f"rmse@{frac:g}"] = float(rmse[max(int(round(frac * N)), 1) - 1])
+                md[f"rmse@{frac:g}"] = float(rmse[max(round(frac * N), 1) - 1])
             md["stopping"] = {}
             for e2 in EPS2:
                 ns, errs, cover = [], [], []

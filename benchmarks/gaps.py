@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 __all__ = ["GAP_TOL", "reference_gaps"]
 

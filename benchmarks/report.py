@@ -14,11 +14,18 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["instance_tables", "summary_table", "summary_rows", "plot_gap_vs_time", "plot_fidelity_vs_retention",
-           "render"]
+__all__ = [
+    "instance_tables",
+    "plot_fidelity_vs_retention",
+    "plot_gap_vs_time",
+    "render",
+    "summary_rows",
+    "summary_table",
+]
 
 
 def _f(v: Any) -> float:
@@ -143,8 +150,7 @@ def summary_table(rows: list[Mapping[str, Any]]) -> str:
     body = [[s["formulation"], s["method"], s["kind"], str(s["instances"]), str(s["runs"]), str(s["feasible"]),
              str(s["optimal"]), str(s["killed"]), _fmt(100 * s["gap_mean"], ".3f"), _fmt(100 * s["gap_max"], ".3f"),
              _fmt(s["seconds_mean"], ".2f"), _fmt(s["seconds_max"], ".2f")] for s in summary_rows(rows)]
-    return "\n".join(["== summary (gap to the best proven optimum of exact runs, per run)"] +
-                     _table(header, body, set(range(3, 12))))
+    return "\n".join(["== summary (gap to the best proven optimum of exact runs, per run)", *_table(header, body, set(range(3, 12)))])
 
 
 # ------------------------------------------------------------------ plots

@@ -4,16 +4,18 @@ the ``C(N, r, a)`` count table and scoring vectors (positional formulations' dat
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_choice
 from scipy.stats import rankdata
 
-__all__ = ["MISSING", "Profile", "TIES", "count_table", "rank_table", "scoring_vector"]
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.validation import check_choice
+
+__all__ = ["MISSING", "TIES", "Profile", "count_table", "rank_table", "scoring_vector"]
 
 TIES = ("min", "max", "ordinal")
 MISSING = ("error", "last", "drop")

@@ -25,7 +25,8 @@ Deviations are integers ``|C(N,T) k - C(K,T) n|`` over the distinct top-r sets
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from benchsel.solvers.validation import check_rng
 
 from ._common import Clock, output, progress
 
-__all__ = ["greedy_colour", "greedy_multicover", "cleanup_cover", "sample_search", "swap_descent"]
+__all__ = ["cleanup_cover", "greedy_colour", "greedy_multicover", "sample_search", "swap_descent"]
 
 
 # ====================================================================== representation

@@ -23,7 +23,7 @@ def test_short_forms_are_the_subpackages_objects():
 
 def test_unknown_attribute_is_named():
     with pytest.raises(AttributeError, match="'benchsel' has no attribute 'nope'"):
-        benchsel.nope  # noqa: B018
+        benchsel.nope
 
 
 @pytest.mark.parametrize("sub", SUBPACKAGES)
@@ -43,10 +43,9 @@ def test_import_benchsel_is_light():
 
 
 def test_wheel_holds_only_the_benchsel_package(tmp_path):
+    import shutil
     import zipfile
     from pathlib import Path
-
-    import shutil
 
     root = Path(benchsel.__file__).resolve().parent
     src = tmp_path / "src"  # build from a copy: pip builds in-tree and would leave build/ in the checkout

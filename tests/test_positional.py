@@ -8,7 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchsel.formulations import PositionalProportionality as PP
 from benchsel.formulations import PositionalRepresentation as PR
