@@ -126,7 +126,8 @@ def exact_part(n_instances: int, seed: int = 0, quiet: bool = False) -> dict[str
             g = np.array([r["smc_gap"] for r in rows if r["k"] == k])
             if g.size == 0:
                 continue
-            print(f"  k = {k}: {g.size} instances, smc optimal {np.mean(g <= 1e-9):.1%}, worst gap {max(g.max(), 0):.2e}")
+            print(f"  k = {k}: {g.size} instances, smc optimal {np.mean(g <= 1e-9):.1%}, "
+                  f"worst gap {max(g.max(), 0):.2e}")
         print(f"  all: smc optimal {out['smc_share_optimal']:.1%}, worst relative gap {out['smc_worst_gap']:.2e}; "
               f"greedy optimal {out['greedy_share_optimal']:.1%}, worst gap {out['greedy_worst_gap']:.2e}")
         print(f"  mean seconds: smc {out['smc_mean_s']:.3f}, exhaustive {out['exhaustive_mean_s']:.3f}")

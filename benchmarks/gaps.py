@@ -42,7 +42,8 @@ def reference_gaps(rows: Iterable[Mapping[str, Any]], *, warn: Callable[[str], N
         best = min if sense == "min" else max
         exact = [r for r in rs if r.get("kind") == "exact"]
         opt = [_num(r["objective"]) for r in exact
-               if r.get("termination") == "optimal" and r.get("feasible") is True and math.isfinite(_num(r["objective"]))]
+               if r.get("termination") == "optimal" and r.get("feasible") is True
+               and math.isfinite(_num(r["objective"]))]
         # the best proven bound: the largest lower bound (min) / smallest upper bound (max)
         bounds = [_num(r.get("bound")) for r in exact if math.isfinite(_num(r.get("bound")))]
         if opt:

@@ -34,7 +34,8 @@ def run(instances: list[str], methods: list[str], time_limit: float, data_dir: P
     folder = data_dir / "orlib" / "pmed"
     optima = load_pmed_optima(folder / "pmedopt.txt")
     rows = []
-    hdr = f"{'instance':9} {'N':>4} {'k':>4} {'method':10} {'objective':>10} {'optimum':>8} {'gap%':>7} {'bound':>10} {'termination':12} {'build s':>8} {'solve s':>8}"
+    hdr = (f"{'instance':9} {'N':>4} {'k':>4} {'method':10} {'objective':>10} {'optimum':>8} {'gap%':>7} "
+           f"{'bound':>10} {'termination':12} {'build s':>8} {'solve s':>8}")
     if not quiet:
         print(hdr)
     for name in instances:

@@ -83,13 +83,15 @@ def instance_tables(rows: list[Mapping[str, Any]]) -> str:
         r0 = rs[0]
         fid = _fidelity_keys(rs)
         ref = _f(r0.get("reference_value"))
-        refs = {"optimum": f"best proven optimum {_fmt(ref)}", "bound": f"best proven bound {_fmt(ref)} (no optimum proven)"}
+        refs = {"optimum": f"best proven optimum {_fmt(ref)}",
+                "bound": f"best proven bound {_fmt(ref)} (no optimum proven)"}
         known = _f(r0.get("meta.known_optimum"))
         extra = f"; known optimum {_fmt(known)}" if math.isfinite(known) else ""
         limits = sorted({_f(r.get("time_limit")) for r in rs})
         tl = ", ".join(_fmt(t, "g") for t in limits)
         out.append(f"== {inst}  ({r0.get('formulation')}, {r0.get('n_items')} items, {r0.get('sense')}; time limit"
-                   f"{'s' * (len(limits) > 1)} {tl} s; reference: {refs.get(r0.get('reference') or '', 'none')}{extra})")
+                   f"{'s' * (len(limits) > 1)} {tl} s; "
+                   f"reference: {refs.get(r0.get('reference') or '', 'none')}{extra})")
         if len({r.get("time_limit") for r in rs}) > 1:  # runs with different limits stored together
             rs = [{**r, "method": f"{r['method']} @{_fmt(_f(r.get('time_limit')), 'g')}s"} for r in rs]
         by_m = _group(rs, "method")
@@ -132,7 +134,8 @@ def summary_rows(rows: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                 key=lambda kv: (str(kv[0][0]), order.get(kv[0][1], 99))):
         gaps = [_f(r.get("gap")) for r in rs if math.isfinite(_f(r.get("gap")))]
         out.append({
-            "formulation": form, "method": m, "kind": rs[0].get("kind", ""), "instances": len({r["instance"] for r in rs}),
+            "formulation": form, "method": m, "kind": rs[0].get("kind", ""),
+            "instances": len({r["instance"] for r in rs}),
             "runs": len(rs), "feasible": sum(r.get("feasible") is True for r in rs),
             "optimal": sum(r.get("termination") == "optimal" for r in rs),
             "killed": sum(r.get("termination") == "killed" for r in rs),
@@ -150,7 +153,8 @@ def summary_table(rows: list[Mapping[str, Any]]) -> str:
     body = [[s["formulation"], s["method"], s["kind"], str(s["instances"]), str(s["runs"]), str(s["feasible"]),
              str(s["optimal"]), str(s["killed"]), _fmt(100 * s["gap_mean"], ".3f"), _fmt(100 * s["gap_max"], ".3f"),
              _fmt(s["seconds_mean"], ".2f"), _fmt(s["seconds_max"], ".2f")] for s in summary_rows(rows)]
-    return "\n".join(["== summary (gap to the best proven optimum of exact runs, per run)", *_table(header, body, set(range(3, 12)))])
+    return "\n".join(["== summary (gap to the best proven optimum of exact runs, per run)",
+                      *_table(header, body, set(range(3, 12)))])
 
 
 # ------------------------------------------------------------------ plots

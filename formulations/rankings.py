@@ -65,16 +65,20 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
             lower_attr = [str(c) for c in df.attrs["lower_is_better"]]
     else:
         if hasattr(table, "to_numpy") and not isinstance(table, np.ndarray):
-            raise InvalidInputError(f"table: expected a DataFrame or a 2-D array (alternatives x metrics), got {type(table).__name__}")
+            raise InvalidInputError("table: expected a DataFrame or a 2-D array (alternatives x metrics), "
+                                    f"got {type(table).__name__}")
         try:
             arr = np.asarray(table)
         except Exception:  # pragma: no cover - exotic input
-            raise InvalidInputError(f"table: expected a 2-D array (alternatives x metrics), got {type(table).__name__}") from None
+            raise InvalidInputError(
+                f"table: expected a 2-D array (alternatives x metrics), got {type(table).__name__}") from None
         if arr.ndim != 2:
-            raise InvalidInputError(f"table: expected a 2-D array of shape (m alternatives, n metrics), got shape {arr.shape}")
+            raise InvalidInputError(
+                f"table: expected a 2-D array of shape (m alternatives, n metrics), got shape {arr.shape}")
         df = pd.DataFrame(arr)
     if df.ndim != 2 or df.shape[0] < 1 or df.shape[1] < 1:
-        raise InvalidInputError(f"table: expected at least one alternative (row) and one metric (column), got shape {df.shape}")
+        raise InvalidInputError(
+            f"table: expected at least one alternative (row) and one metric (column), got shape {df.shape}")
     alts = [str(a) for a in df.index]
     mets = [str(c) for c in df.columns]
     if len(set(mets)) != len(mets):
@@ -91,7 +95,8 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=float, na_value=np.nan)
         else:
-            miss = s.isna().to_numpy() | s.map(lambda c: isinstance(c, str) and c.strip() in MISSING_TOKENS).to_numpy(bool)
+            miss = (s.isna().to_numpy()
+                    | s.map(lambda c: isinstance(c, str) and c.strip() in MISSING_TOKENS).to_numpy(bool))
             num = pd.to_numeric(s.where(~miss), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             bad = np.isnan(num) & ~miss
             bad |= np.array([isinstance(c, (bool, np.bool_)) for c in s], dtype=bool)
@@ -124,7 +129,8 @@ def _directions(higher_is_better: Any, mets: list[str], lower_attr: list[str] | 
     if isinstance(higher_is_better, Mapping):
         unknown = [k for k in higher_is_better if str(k) not in mets]
         if unknown:
-            raise InvalidInputError(f"higher_is_better: expected metric (column) names as keys, got unknown {unknown[:5]}")
+            raise InvalidInputError(
+                f"higher_is_better: expected metric (column) names as keys, got unknown {unknown[:5]}")
         flags = {str(k): v for k, v in higher_is_better.items()}
         out = np.ones(n, dtype=bool)
         for j, c in enumerate(mets):
@@ -260,7 +266,8 @@ def scoring_vector(rule: Any, m: int) -> tuple[str, np.ndarray]:
         raise InvalidInputError(f"rules: expected 'borda', 'plurality', 'veto', 'top-R' or a vector, got {rule!r}")
     s = np.asarray(rule, dtype=float)
     if s.shape != (m,) or not np.isfinite(s).all() or np.any(np.diff(s) > 0):
-        raise InvalidInputError(f"rules: expected a non-increasing finite scoring vector of length m = {m}, got {rule!r}")
+        raise InvalidInputError(
+            f"rules: expected a non-increasing finite scoring vector of length m = {m}, got {rule!r}")
     return "custom", s
 
 

@@ -398,7 +398,7 @@ def test_bad_tensors():
     X = np.random.default_rng(0).normal(size=(3, 10, 2))
     Xn = X.copy()
     Xn[1, 2, 0] = np.nan
-    with pytest.raises(InvalidInputError, match="X: expected finite values.*NaN"):
+    with pytest.raises(InvalidInputError, match=r"X: expected finite values.*NaN"):
         RankingRiskReconstruction(Xn, budget=3)
     with pytest.raises(InvalidInputError, match="at least 2 source models"):
         RankingRiskReconstruction(X[:1], budget=3)

@@ -315,7 +315,7 @@ def test_bad_tables():
     with pytest.raises(InvalidInputError, match=r"2 missing scores.*'y'.*'a'") as e:
         PR.from_scores(t, g=1)
     assert "missing='last'" in str(e.value)
-    with pytest.raises(InvalidInputError, match="non-numeric.*'b'.*'zz'"):
+    with pytest.raises(InvalidInputError, match=r"non-numeric.*'b'.*'zz'"):
         PR.from_scores(pd.DataFrame({"a": [1, 2], "b": ["1.5", "abc"]}, index=["yy", "zz"]), g=1)
     with pytest.raises(InvalidInputError, match="removes all"):
         PR.from_scores(pd.DataFrame({"a": [1, np.nan], "b": [np.nan, 2]}), g=1, missing="drop")

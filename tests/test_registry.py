@@ -38,7 +38,8 @@ def test_listing_and_refusal():
     R = np.random.default_rng(0).integers(0, 2, size=(4, 12)).astype(float)
     b = BatchInformationGain(R, k=2)
     assert "highs" not in available_methods(b)
-    with pytest.raises(MethodNotApplicableError, match="no quadratic integer model.*Methods that accept it: .*exhaustive"):
+    with pytest.raises(MethodNotApplicableError,
+                       match=r"no quadratic integer model.*Methods that accept it: .*exhaustive"):
         solve(b, "highs")
     assert set(available_methods(make_kmedoids(10, 2), kind="exact")) == {"highs", "pyomo", "cpsat"}
 
