@@ -245,12 +245,12 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
         raise SystemExit("no data directory: set BENCHSEL_DATA or place ../shared/data beside the repository")
     paths = []
     for d in datasets:
-        p = Path(d)
-        if not p.suffix:
-            p = p.with_suffix(".npz")
-        if not p.is_absolute():
-            p = data_dir / "responses" / p
-        paths.append(str(p))
+        path = Path(d)
+        if not path.suffix:
+            path = path.with_suffix(".npz")
+        if not path.is_absolute():
+            path = data_dir / "responses" / path
+        paths.append(str(path))
     jobs = [(p, split_kind, s, t, methods) for p in paths for s in range(seeds) for t in range(targets)]
     t0 = time.perf_counter()
     if workers > 1:
@@ -260,8 +260,8 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
             results = pool.map(_job, jobs, chunksize=1)
     else:
         results = []
-        for i, j in enumerate(jobs):
-            results.append(_job(j))
+        for i, job in enumerate(jobs):
+            results.append(_job(job))
             if not quiet and (i + 1) % max(1, len(jobs) // 10) == 0:
                 print(f"  ... {i + 1}/{len(jobs)} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     summary: dict[str, Any] = {"datasets": {}, "wall_seconds": time.perf_counter() - t0}

@@ -33,9 +33,9 @@ def reference_gaps(rows: Iterable[Mapping[str, Any]], *, warn: Callable[[str], N
     solver's relative tolerance) are set to 0. A larger negative gap would mean
     a wrong "proven" optimum or bound: it is kept and reported through ``warn``.
     """
-    rows = [dict(r) for r in rows]
+    out = [dict(r) for r in rows]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in out:
         groups.setdefault((str(r.get("instance")), str(r.get("fingerprint"))), []).append(r)
     for (inst, _), rs in groups.items():
         sense = rs[0].get("sense", "min")
@@ -66,4 +66,4 @@ def reference_gaps(rows: Iterable[Mapping[str, Any]], *, warn: Callable[[str], N
                 warn(f"instance {inst}: {r.get('method')} (seed {r.get('seed')}) has objective {obj:.10g}, better "
                      f"than the proven {kind} {ref:.10g}")
             r["gap"] = g
-    return rows
+    return out

@@ -188,11 +188,11 @@ def rank_table(table: Any, *, higher_is_better: Any = None, ties: str = "min", m
     if n_missing:
         if missing == "error":
             per_col = miss.sum(axis=0)
-            cols = ", ".join(f"{mets[j]!r}: {int(per_col[j])}" for j in np.flatnonzero(per_col)[:6])
+            counts = ", ".join(f"{mets[j]!r}: {int(per_col[j])}" for j in np.flatnonzero(per_col)[:6])
             i, j = (int(t) for t in np.argwhere(miss)[0])
             raise InvalidInputError(
                 f"table: {n_missing} missing scores in {int(miss.any(axis=1).sum())} of {len(alts)} alternatives "
-                f"(missing='error'); first for alternative {alts[i]!r} in column {mets[j]!r}; per column: {cols}"
+                f"(missing='error'); first for alternative {alts[i]!r} in column {mets[j]!r}; per column: {counts}"
                 f"{' ...' if np.count_nonzero(per_col) > 6 else ''}. Pass missing='last' (tied for last) or "
                 f"missing='drop' (drop those alternatives)"
             )
