@@ -126,7 +126,8 @@ def exact_part(n_instances: int, seed: int = 0, quiet: bool = False) -> dict[str
             g = np.array([r["smc_gap"] for r in rows if r["k"] == k])
             if g.size == 0:
                 continue
-            print(f"  k = {k}: {g.size} instances, smc optimal {np.mean(g <= 1e-9):.1%}, worst gap {max(g.max(), 0):.2e}")
+            print(f"  k = {k}: {g.size} instances, smc optimal {np.mean(g <= 1e-9):.1%}, "
+                  f"worst gap {max(g.max(), 0):.2e}")
         print(f"  all: smc optimal {out['smc_share_optimal']:.1%}, worst relative gap {out['smc_worst_gap']:.2e}; "
               f"greedy optimal {out['greedy_share_optimal']:.1%}, worst gap {out['greedy_worst_gap']:.2e}")
         print(f"  mean seconds: smc {out['smc_mean_s']:.3f}, exhaustive {out['exhaustive_mean_s']:.3f}")
@@ -244,12 +245,12 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
         raise SystemExit("no data directory: set BENCHSEL_DATA or place ../shared/data beside the repository")
     paths = []
     for d in datasets:
-        p = Path(d)
-        if not p.suffix:
-            p = p.with_suffix(".npz")
-        if not p.is_absolute():
-            p = data_dir / "responses" / p
-        paths.append(str(p))
+        path = Path(d)
+        if not path.suffix:
+            path = path.with_suffix(".npz")
+        if not path.is_absolute():
+            path = data_dir / "responses" / path
+        paths.append(str(path))
     jobs = [(p, split_kind, s, t, methods) for p in paths for s in range(seeds) for t in range(targets)]
     t0 = time.perf_counter()
     if workers > 1:
@@ -259,8 +260,8 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
             results = pool.map(_job, jobs, chunksize=1)
     else:
         results = []
-        for i, j in enumerate(jobs):
-            results.append(_job(j))
+        for i, job in enumerate(jobs):
+            results.append(_job(job))
             if not quiet and (i + 1) % max(1, len(jobs) // 10) == 0:
                 print(f"  ... {i + 1}/{len(jobs)} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     summary: dict[str, Any] = {"datasets": {}, "wall_seconds": time.perf_counter() - t0}
@@ -282,7 +283,7 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
             md: dict[str, Any] = {"ewi_rmse": ewi_rmse(rmse), "rmse": rmse,
                                   "seconds": float(np.mean([r["seconds"][m] for r in rs]))}
             for frac in (0.05, 0.1, 0.25, 0.5):
-                md[f"rmse@{frac:g}"] = float(rmse[max(int(round(frac * N)), 1) - 1])
+                md[f"rmse@{frac:g}"] = float(rmse[max(round(frac * N), 1) - 1])
             md["stopping"] = {}
             for e2 in EPS2:
                 ns, errs, cover = [], [], []

@@ -49,8 +49,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _common() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+def _common() -> _Parser:
+    # a _Parser like the subcommand parsers: the typeshed stub of add_parser(parents=...) wants that parser class
+    p = _Parser(add_help=False)
     p.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS,
                    help="folder of the real data (default: $BENCHSEL_DATA or ../shared/data)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors")

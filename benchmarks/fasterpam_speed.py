@@ -27,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchsel.heuristics.kmedoids import fasterpam
 
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.fasterpam_speed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.fasterpam_speed",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--instances", nargs="+", default=[f"pmed{i}" for i in (1, 5, 10, 15, 20, 25, 30, 35, 40)])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 __all__ = ["GAP_TOL", "reference_gaps"]
 
@@ -32,16 +33,17 @@ def reference_gaps(rows: Iterable[Mapping[str, Any]], *, warn: Callable[[str], N
     solver's relative tolerance) are set to 0. A larger negative gap would mean
     a wrong "proven" optimum or bound: it is kept and reported through ``warn``.
     """
-    rows = [dict(r) for r in rows]
+    out = [dict(r) for r in rows]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in out:
         groups.setdefault((str(r.get("instance")), str(r.get("fingerprint"))), []).append(r)
     for (inst, _), rs in groups.items():
         sense = rs[0].get("sense", "min")
         best = min if sense == "min" else max
         exact = [r for r in rs if r.get("kind") == "exact"]
         opt = [_num(r["objective"]) for r in exact
-               if r.get("termination") == "optimal" and r.get("feasible") is True and math.isfinite(_num(r["objective"]))]
+               if r.get("termination") == "optimal" and r.get("feasible") is True
+               and math.isfinite(_num(r["objective"]))]
         # the best proven bound: the largest lower bound (min) / smallest upper bound (max)
         bounds = [_num(r.get("bound")) for r in exact if math.isfinite(_num(r.get("bound")))]
         if opt:
@@ -64,4 +66,4 @@ def reference_gaps(rows: Iterable[Mapping[str, Any]], *, warn: Callable[[str], N
                 warn(f"instance {inst}: {r.get('method')} (seed {r.get('seed')}) has objective {obj:.10g}, better "
                      f"than the proven {kind} {ref:.10g}")
             r["gap"] = g
-    return rows
+    return out

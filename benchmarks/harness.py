@@ -168,7 +168,12 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
     todo = [t for t in tasks if t.key not in done]
     # deduplicate (the same run listed twice in a grid)
     seen: set[str] = set()
-    todo = [t for t in todo if not (t.key in seen or seen.add(t.key))]
+    unique: list[Task] = []
+    for t in todo:
+        if t.key not in seen:
+            seen.add(t.key)
+            unique.append(t)
+    todo = unique
     summary = RunSummary(total=len(tasks), skipped=len(tasks) - len(todo), ran=0, killed=0, errors=0, seconds=0.0)
     if not todo:
         store.write_csv()

@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from benchsel.instances.orlib import load_pmed, load_pmed_optima
 from benchsel.solvers import solve
@@ -34,7 +35,8 @@ def run(instances: list[str], methods: list[str], time_limit: float, data_dir: P
     folder = data_dir / "orlib" / "pmed"
     optima = load_pmed_optima(folder / "pmedopt.txt")
     rows = []
-    hdr = f"{'instance':9} {'N':>4} {'k':>4} {'method':10} {'objective':>10} {'optimum':>8} {'gap%':>7} {'bound':>10} {'termination':12} {'build s':>8} {'solve s':>8}"
+    hdr = (f"{'instance':9} {'N':>4} {'k':>4} {'method':10} {'objective':>10} {'optimum':>8} {'gap%':>7} "
+           f"{'bound':>10} {'termination':12} {'build s':>8} {'solve s':>8}")
     if not quiet:
         print(hdr)
     for name in instances:
@@ -59,7 +61,7 @@ def run(instances: list[str], methods: list[str], time_limit: float, data_dir: P
 
 
 def summary(rows: list[dict]) -> None:
-    by = {}
+    by: dict[str, list[dict]] = {}
     for r in rows:
         by.setdefault(r["method"], []).append(r)
     print()
@@ -79,7 +81,8 @@ def build_compare(name: str, data_dir: Path, time_limit: float) -> None:
         m = f.linear_model(model=variant, allow_lazy=True)
         dt = time.perf_counter() - t0
         print(f"{name} neutral model {variant:8}: {m.n_cols} cols, {m.n_rows} rows, {m.nnz} nnz, built in {dt:.3f} s")
-    for method, opts in (("highs", {}), ("highs", {"model": "radius"}), ("pyomo", {})):
+    runs: tuple[tuple[str, dict[str, Any]], ...] = (("highs", {}), ("highs", {"model": "radius"}), ("pyomo", {}))
+    for method, opts in runs:
         res = solve(f, method, time_limit=time_limit, **opts)
         pb = res.extra.get("pyomo_build_seconds")
         nb = res.extra.get("neutral_build_seconds", res.build_seconds)

@@ -14,11 +14,18 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["instance_tables", "summary_table", "summary_rows", "plot_gap_vs_time", "plot_fidelity_vs_retention",
-           "render"]
+__all__ = [
+    "instance_tables",
+    "plot_fidelity_vs_retention",
+    "plot_gap_vs_time",
+    "render",
+    "summary_rows",
+    "summary_table",
+]
 
 
 def _f(v: Any) -> float:
@@ -32,7 +39,7 @@ def _fmt(v: float, spec: str = ".6g") -> str:
     return "-" if v is None or not math.isfinite(v) else format(v, spec)
 
 
-def _table(header: Sequence[str], body: list[Sequence[str]], right: set[int]) -> list[str]:
+def _table(header: Sequence[str], body: Sequence[Sequence[str]], right: set[int]) -> list[str]:
     w = [max(len(str(x)) for x in col) for col in zip(header, *body)] if body else [len(h) for h in header]
     def line(cells):
         return "  ".join(str(c).rjust(w[i]) if i in right else str(c).ljust(w[i]) for i, c in enumerate(cells)).rstrip()
@@ -69,20 +76,22 @@ def _method_order(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {m: i for i, m in enumerate(names)}
 
 
-def instance_tables(rows: list[Mapping[str, Any]]) -> str:
+def instance_tables(rows: Sequence[Mapping[str, Any]]) -> str:
     """One table per instance (rows must carry reference gaps: see ``harness.reference_gaps``)."""
     out: list[str] = []
     for (inst, _fp), rs in _group(rows, "instance", "fingerprint").items():
         r0 = rs[0]
         fid = _fidelity_keys(rs)
         ref = _f(r0.get("reference_value"))
-        refs = {"optimum": f"best proven optimum {_fmt(ref)}", "bound": f"best proven bound {_fmt(ref)} (no optimum proven)"}
+        refs = {"optimum": f"best proven optimum {_fmt(ref)}",
+                "bound": f"best proven bound {_fmt(ref)} (no optimum proven)"}
         known = _f(r0.get("meta.known_optimum"))
         extra = f"; known optimum {_fmt(known)}" if math.isfinite(known) else ""
         limits = sorted({_f(r.get("time_limit")) for r in rs})
         tl = ", ".join(_fmt(t, "g") for t in limits)
         out.append(f"== {inst}  ({r0.get('formulation')}, {r0.get('n_items')} items, {r0.get('sense')}; time limit"
-                   f"{'s' * (len(limits) > 1)} {tl} s; reference: {refs.get(r0.get('reference') or '', 'none')}{extra})")
+                   f"{'s' * (len(limits) > 1)} {tl} s; "
+                   f"reference: {refs.get(r0.get('reference') or '', 'none')}{extra})")
         if len({r.get("time_limit") for r in rs}) > 1:  # runs with different limits stored together
             rs = [{**r, "method": f"{r['method']} @{_fmt(_f(r.get('time_limit')), 'g')}s"} for r in rs]
         by_m = _group(rs, "method")
@@ -117,7 +126,7 @@ def instance_tables(rows: list[Mapping[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def summary_rows(rows: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One record per (formulation, method) across instances."""
     out = []
     order = _method_order(rows)
@@ -125,7 +134,8 @@ def summary_rows(rows: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                 key=lambda kv: (str(kv[0][0]), order.get(kv[0][1], 99))):
         gaps = [_f(r.get("gap")) for r in rs if math.isfinite(_f(r.get("gap")))]
         out.append({
-            "formulation": form, "method": m, "kind": rs[0].get("kind", ""), "instances": len({r["instance"] for r in rs}),
+            "formulation": form, "method": m, "kind": rs[0].get("kind", ""),
+            "instances": len({r["instance"] for r in rs}),
             "runs": len(rs), "feasible": sum(r.get("feasible") is True for r in rs),
             "optimal": sum(r.get("termination") == "optimal" for r in rs),
             "killed": sum(r.get("termination") == "killed" for r in rs),
@@ -136,15 +146,15 @@ def summary_rows(rows: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def summary_table(rows: list[Mapping[str, Any]]) -> str:
+def summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Text table of :func:`summary_rows`."""
     header = ["formulation", "method", "kind", "instances", "runs", "feasible", "optimal", "killed", "gap % mean",
               "gap % max", "seconds mean", "seconds max"]
     body = [[s["formulation"], s["method"], s["kind"], str(s["instances"]), str(s["runs"]), str(s["feasible"]),
              str(s["optimal"]), str(s["killed"]), _fmt(100 * s["gap_mean"], ".3f"), _fmt(100 * s["gap_max"], ".3f"),
              _fmt(s["seconds_mean"], ".2f"), _fmt(s["seconds_max"], ".2f")] for s in summary_rows(rows)]
-    return "\n".join(["== summary (gap to the best proven optimum of exact runs, per run)"] +
-                     _table(header, body, set(range(3, 12))))
+    return "\n".join(["== summary (gap to the best proven optimum of exact runs, per run)",
+                      *_table(header, body, set(range(3, 12)))])
 
 
 # ------------------------------------------------------------------ plots
@@ -155,7 +165,7 @@ def _colors(methods: list[str]) -> dict[str, Any]:
     return {m: cmap(i % cmap.N) for i, m in enumerate(methods)}
 
 
-def plot_gap_vs_time(rows: list[Mapping[str, Any]], path: str | Path) -> Path | None:
+def plot_gap_vs_time(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path | None:
     """Scatter of gap (%) against seconds: one panel per formulation, one colour per method.
 
     Squares are exact methods, dots heuristics; the y axis is linear below
@@ -179,7 +189,7 @@ def plot_gap_vs_time(rows: list[Mapping[str, Any]], path: str | Path) -> Path | 
     for ax, form in zip(axes.ravel(), forms):
         fr = [r for r in pts if r["formulation"] == form]
         order = _method_order(fr)
-        methods = sorted(order, key=order.get)
+        methods = sorted(order, key=order.__getitem__)
         col = _colors(methods)
         top = 0.0
         for m in methods:
@@ -214,7 +224,7 @@ def _plot_keys(keys: list[str]) -> list[str]:
     return (means or keys)[:3]
 
 
-def plot_fidelity_vs_retention(rows: list[Mapping[str, Any]], path: str | Path) -> Path | None:
+def plot_fidelity_vs_retention(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path | None:
     """Fidelity against retention (selected share of items), one line per method.
 
     One row of panels per formulation with ``fidelity.*`` columns (its
@@ -233,7 +243,8 @@ def plot_fidelity_vs_retention(rows: list[Mapping[str, Any]], path: str | Path) 
     forms = list(dict.fromkeys(r["formulation"] for r in fid_rows))
     keys = {form: _plot_keys(_fidelity_keys([r for r in fid_rows if r["formulation"] == form])) for form in forms}
     ncols = max(len(k) for k in keys.values())
-    methods = sorted(_method_order(fid_rows), key=_method_order(fid_rows).get)
+    order = _method_order(fid_rows)
+    methods = sorted(order, key=order.__getitem__)
     col = _colors(methods)
     fig, axes = plt.subplots(len(forms), ncols, figsize=(3.4 * ncols + 1.5, 2.7 * len(forms)), squeeze=False)
     for i, form in enumerate(forms):
@@ -273,7 +284,7 @@ def plot_fidelity_vs_retention(rows: list[Mapping[str, Any]], path: str | Path) 
     return path
 
 
-def render(rows: list[Mapping[str, Any]], out_dir: str | Path | None = None, *, plots: bool = True
+def render(rows: Sequence[Mapping[str, Any]], out_dir: str | Path | None = None, *, plots: bool = True
            ) -> tuple[str, list[Path]]:
     """Tables as text, and (with ``out_dir``) ``summary.csv`` and PNG plots under ``out_dir/plots``.
 
@@ -297,7 +308,7 @@ def render(rows: list[Mapping[str, Any]], out_dir: str | Path | None = None, *, 
         if plots:
             for fn, name in ((plot_gap_vs_time, "gap_vs_time.png"),
                              (plot_fidelity_vs_retention, "fidelity_vs_retention.png")):
-                p = fn(rows, out_dir / "plots" / name)
-                if p is not None:
-                    written.append(p)
+                png = fn(rows, out_dir / "plots" / name)
+                if png is not None:
+                    written.append(png)
     return text, written

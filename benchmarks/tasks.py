@@ -6,9 +6,10 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from benchsel.solvers.errors import BenchselError, InvalidInputError
 

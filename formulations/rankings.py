@@ -4,16 +4,18 @@ the ``C(N, r, a)`` count table and scoring vectors (positional formulations' dat
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_choice
 from scipy.stats import rankdata
 
-__all__ = ["MISSING", "Profile", "TIES", "count_table", "rank_table", "scoring_vector"]
+from benchsel.solvers.errors import InvalidInputError
+from benchsel.solvers.validation import check_choice
+
+__all__ = ["MISSING", "TIES", "Profile", "count_table", "rank_table", "scoring_vector"]
 
 TIES = ("min", "max", "ordinal")
 MISSING = ("error", "last", "drop")
@@ -63,16 +65,20 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
             lower_attr = [str(c) for c in df.attrs["lower_is_better"]]
     else:
         if hasattr(table, "to_numpy") and not isinstance(table, np.ndarray):
-            raise InvalidInputError(f"table: expected a DataFrame or a 2-D array (alternatives x metrics), got {type(table).__name__}")
+            raise InvalidInputError("table: expected a DataFrame or a 2-D array (alternatives x metrics), "
+                                    f"got {type(table).__name__}")
         try:
             arr = np.asarray(table)
         except Exception:  # pragma: no cover - exotic input
-            raise InvalidInputError(f"table: expected a 2-D array (alternatives x metrics), got {type(table).__name__}") from None
+            raise InvalidInputError(
+                f"table: expected a 2-D array (alternatives x metrics), got {type(table).__name__}") from None
         if arr.ndim != 2:
-            raise InvalidInputError(f"table: expected a 2-D array of shape (m alternatives, n metrics), got shape {arr.shape}")
+            raise InvalidInputError(
+                f"table: expected a 2-D array of shape (m alternatives, n metrics), got shape {arr.shape}")
         df = pd.DataFrame(arr)
     if df.ndim != 2 or df.shape[0] < 1 or df.shape[1] < 1:
-        raise InvalidInputError(f"table: expected at least one alternative (row) and one metric (column), got shape {df.shape}")
+        raise InvalidInputError(
+            f"table: expected at least one alternative (row) and one metric (column), got shape {df.shape}")
     alts = [str(a) for a in df.index]
     mets = [str(c) for c in df.columns]
     if len(set(mets)) != len(mets):
@@ -89,7 +95,8 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=float, na_value=np.nan)
         else:
-            miss = s.isna().to_numpy() | s.map(lambda c: isinstance(c, str) and c.strip() in MISSING_TOKENS).to_numpy(bool)
+            miss = (s.isna().to_numpy()
+                    | s.map(lambda c: isinstance(c, str) and c.strip() in MISSING_TOKENS).to_numpy(bool))
             num = pd.to_numeric(s.where(~miss), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             bad = np.isnan(num) & ~miss
             bad |= np.array([isinstance(c, (bool, np.bool_)) for c in s], dtype=bool)
@@ -122,7 +129,8 @@ def _directions(higher_is_better: Any, mets: list[str], lower_attr: list[str] | 
     if isinstance(higher_is_better, Mapping):
         unknown = [k for k in higher_is_better if str(k) not in mets]
         if unknown:
-            raise InvalidInputError(f"higher_is_better: expected metric (column) names as keys, got unknown {unknown[:5]}")
+            raise InvalidInputError(
+                f"higher_is_better: expected metric (column) names as keys, got unknown {unknown[:5]}")
         flags = {str(k): v for k, v in higher_is_better.items()}
         out = np.ones(n, dtype=bool)
         for j, c in enumerate(mets):
@@ -180,11 +188,11 @@ def rank_table(table: Any, *, higher_is_better: Any = None, ties: str = "min", m
     if n_missing:
         if missing == "error":
             per_col = miss.sum(axis=0)
-            cols = ", ".join(f"{mets[j]!r}: {int(per_col[j])}" for j in np.flatnonzero(per_col)[:6])
+            counts = ", ".join(f"{mets[j]!r}: {int(per_col[j])}" for j in np.flatnonzero(per_col)[:6])
             i, j = (int(t) for t in np.argwhere(miss)[0])
             raise InvalidInputError(
                 f"table: {n_missing} missing scores in {int(miss.any(axis=1).sum())} of {len(alts)} alternatives "
-                f"(missing='error'); first for alternative {alts[i]!r} in column {mets[j]!r}; per column: {cols}"
+                f"(missing='error'); first for alternative {alts[i]!r} in column {mets[j]!r}; per column: {counts}"
                 f"{' ...' if np.count_nonzero(per_col) > 6 else ''}. Pass missing='last' (tied for last) or "
                 f"missing='drop' (drop those alternatives)"
             )
@@ -258,7 +266,8 @@ def scoring_vector(rule: Any, m: int) -> tuple[str, np.ndarray]:
         raise InvalidInputError(f"rules: expected 'borda', 'plurality', 'veto', 'top-R' or a vector, got {rule!r}")
     s = np.asarray(rule, dtype=float)
     if s.shape != (m,) or not np.isfinite(s).all() or np.any(np.diff(s) > 0):
-        raise InvalidInputError(f"rules: expected a non-increasing finite scoring vector of length m = {m}, got {rule!r}")
+        raise InvalidInputError(
+            f"rules: expected a non-increasing finite scoring vector of length m = {m}, got {rule!r}")
     return "custom", s
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from benchsel.solvers.result import MethodOutput, Termination
 
-__all__ = ["Clock", "progress", "output"]
+__all__ = ["Clock", "output", "progress"]
 
 
 class Clock:

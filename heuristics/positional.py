@@ -25,7 +25,8 @@ Deviations are integers ``|C(N,T) k - C(K,T) n|`` over the distinct top-r sets
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from benchsel.solvers.validation import check_rng
 
 from ._common import Clock, output, progress
 
-__all__ = ["greedy_colour", "greedy_multicover", "cleanup_cover", "sample_search", "swap_descent"]
+__all__ = ["cleanup_cover", "greedy_colour", "greedy_multicover", "sample_search", "swap_descent"]
 
 
 # ====================================================================== representation
@@ -57,7 +58,8 @@ def greedy_colour(colours: list[np.ndarray], n: int) -> np.ndarray:
     ndarray of int64, shape (k,)
         Picked metrics, in pick order.
     """
-    C = np.concatenate([c for c in colours if c.size], axis=0) if any(c.size for c in colours) else np.zeros((0, 1), np.int64)
+    C = (np.concatenate([c for c in colours if c.size], axis=0) if any(c.size for c in colours)
+         else np.zeros((0, 1), np.int64))
     n_col, g = C.shape
     count = np.bincount(C.ravel(), minlength=n).astype(np.int64)  # uncovered colours per metric
     flat = C.ravel()
@@ -250,7 +252,8 @@ def swap_descent(st: _DevState, inK: np.ndarray, cost: Callable[[np.ndarray, int
 
 
 def sample_search(f: PositionalProportionality, rng: np.random.Generator, clock: Clock, *, max_passes: int = 50,
-                  start: np.ndarray | None = None, verbose: bool = False) -> tuple[np.ndarray | None, dict[str, Any], bool]:
+                  start: np.ndarray | None = None,
+                  verbose: bool = False) -> tuple[np.ndarray | None, dict[str, Any], bool]:
     """One sampled start, repaired and shrunk (see the module docstring).
 
     Returns
@@ -304,7 +307,8 @@ def sample_search(f: PositionalProportionality, rng: np.random.Generator, clock:
         j = int(ins[int(np.argmin(ex))])
         trial = inK.copy()
         trial[j] = False
-        trial, cur, sw, timed = swap_descent(st, trial, st.excess, rng=rng, clock=clock, max_passes=max_passes, target=0)
+        trial, cur, sw, timed = swap_descent(st, trial, st.excess, rng=rng, clock=clock, max_passes=max_passes,
+                                             target=0)
         info["swaps"] += sw
         if cur == 0:
             inK = trial
@@ -410,7 +414,8 @@ def run_swap(f: PositionalProportionality, *, time_limit: float | None, seed: in
         total_swaps += sw
         if best_cost is None or cost < best_cost:
             best, best_cost = np.flatnonzero(inK), cost
-        progress(verbose, f"prop-swap restart {r + 1}/{restarts}: largest deviation {f.evaluate(np.flatnonzero(inK)):.6g}")
+        progress(verbose, f"prop-swap restart {r + 1}/{restarts}: "
+                          f"largest deviation {f.evaluate(np.flatnonzero(inK)):.6g}")
         if timed:
             stopped = Termination.TIME_LIMIT
             break

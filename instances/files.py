@@ -188,14 +188,15 @@ def save_instance(f: Any, path: str | Path) -> Path:
         path = path.with_name(path.name + ".npz")
     spec, arrays = encode_params(f.get_params())
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(
-        path,
-        __format__=np.array(FORMAT),
-        __version__=np.array(VERSION),
-        __class__=np.array(class_path(type(f))),
-        __params__=np.array(json.dumps(spec, sort_keys=True)),
+    # one dict[str, Any]: a **dict[str, ndarray] could fill savez_compressed's allow_pickle: bool for mypy
+    payload: dict[str, Any] = {
+        "__format__": np.array(FORMAT),
+        "__version__": np.array(VERSION),
+        "__class__": np.array(class_path(type(f))),
+        "__params__": np.array(json.dumps(spec, sort_keys=True)),
         **arrays,
-    )
+    }
+    np.savez_compressed(path, **payload)
     return path
 
 

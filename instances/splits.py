@@ -18,7 +18,7 @@ import numpy as np
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import as_array, check_float, check_int, check_rng
 
-__all__ = ["Split", "interpolation_split", "extrapolation_split"]
+__all__ = ["Split", "extrapolation_split", "interpolation_split"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,7 +51,7 @@ def _scores(Y: Any) -> np.ndarray:
 
 
 def _refs(pool: np.ndarray, ref_fraction: float, rng: np.random.Generator) -> np.ndarray:
-    n = max(1, int(round(ref_fraction * pool.size)))
+    n = max(1, round(ref_fraction * pool.size))
     return np.sort(rng.choice(pool, size=n, replace=False).astype(np.int64))
 
 
@@ -112,7 +112,7 @@ def extrapolation_split(Y: Any, *, n_targets: int = 10, drop_fraction: float = 0
     n_targets = check_int(n_targets, "n_targets", low=1, high=M - 1, high_doc=f"M - 1 = {M - 1} (Y has {M} models)")
     drop_fraction = check_float(drop_fraction, "drop_fraction", low=0.0, high=1.0, high_open=True)
     ref_fraction = check_float(ref_fraction, "ref_fraction", low=0.0, high=1.0, low_open=True)
-    n_drop = int(round(drop_fraction * M))
+    n_drop = round(drop_fraction * M)
     if n_targets + n_drop >= M:
         raise InvalidInputError(
             f"drop_fraction: {n_targets} targets plus {n_drop} dropped models leave no reference model "

@@ -8,7 +8,6 @@ from benchsel.formulations import formulation_classes
 from benchsel.solvers import available_methods
 from benchsel.solvers.conformance import brute_force, check_method
 
-
 CASES = []
 for cls in formulation_classes():
     for i, f in enumerate(cls.conformance_instances(seed=0)):

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchsel.benchmarks import harness
-from benchsel.formulations import formulation_classes
 from benchsel.benchmarks.suites import InstanceSpec, suite_instances
+from benchsel.formulations import formulation_classes
 from benchsel.instances.synthetic import make_kmedoids
 from benchsel.solvers.errors import InvalidInputError, UnknownMethodError
 
@@ -56,7 +56,7 @@ def plugin(tmp_path):
 
 # ------------------------------------------------------------- planning
 def test_plan_grid_and_method_options():
-    tasks, notes = harness.plan("t", _specs(2), seeds=2, time_limit=5)
+    tasks, _notes = harness.plan("t", _specs(2), seeds=2, time_limit=5)
     assert len(tasks) == 2 * 3 * 2
     assert {t.kind for t in tasks} == {"exact", "heuristic"}
     assert all(t.time_limit == 5 for t in tasks)

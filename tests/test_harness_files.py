@@ -65,7 +65,7 @@ def test_load_instance_bad_files(tmp_path):
         load_instance(tmp_path / "a.csv")
     np.savez(tmp_path / "fake.npz", __format__=np.array("benchsel-instance"), __version__=np.array(1),
              __class__=np.array("os:path"), __params__=np.array("{}"))
-    with pytest.raises(InvalidInputError, match="cannot import formulation class|not a benchsel Formulation"):
+    with pytest.raises(InvalidInputError, match=r"cannot import formulation class|not a benchsel Formulation"):
         load_instance(tmp_path / "fake.npz")
     f = make_kmedoids(10, 2, seed=0)
     p = save_instance(f, tmp_path / "ok.npz")

@@ -23,7 +23,7 @@ from benchsel.solvers.highs_backend import solve_model_highs
 # --------------------------------------------------------------------------- literal reference (SPEC F1)
 def reference_risks(X: np.ndarray, S, lam: float = 1.0) -> tuple[float, float]:
     """R_mean and R_rank written out loop by loop from SPEC F1."""
-    M, N, K = X.shape
+    M, _N, K = X.shape
     mu = X.mean(axis=1)
     muhat = X[:, list(S), :].mean(axis=1)
     pools = [[a for a in range(M) if a != m] for m in range(M)] if M >= 4 else [list(range(M))]
@@ -162,7 +162,7 @@ def test_milp_at_fixed_selection_gives_r_mean_or_infeasible(pools, muhat):
     model = f.linear_model(pools=pools, muhat=muhat)
     assert np.isfinite(model.col_lb).all() and np.isfinite(model.col_ub).all()
     for S in f.bank[:12]:
-        sel, term, bound, _ = solve_model_highs(_fixed(model, S), threads=1)
+        _sel, term, bound, _ = solve_model_highs(_fixed(model, S), threads=1)
         if f.is_feasible(S):
             assert term == "optimal"
             assert bound == pytest.approx(f.evaluate(S), rel=1e-7, abs=1e-9)
@@ -398,7 +398,7 @@ def test_bad_tensors():
     X = np.random.default_rng(0).normal(size=(3, 10, 2))
     Xn = X.copy()
     Xn[1, 2, 0] = np.nan
-    with pytest.raises(InvalidInputError, match="X: expected finite values.*NaN"):
+    with pytest.raises(InvalidInputError, match=r"X: expected finite values.*NaN"):
         RankingRiskReconstruction(Xn, budget=3)
     with pytest.raises(InvalidInputError, match="at least 2 source models"):
         RankingRiskReconstruction(X[:1], budget=3)

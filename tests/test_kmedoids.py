@@ -53,25 +53,29 @@ def test_bad_weights_candidates_and_metric():
         KMedoids(D, 2, weights=[1, -1, 1, 1])
     with pytest.raises(InvalidInputError, match="candidates: expected distinct item indices in \\[0, 4\\)"):
         KMedoids(D, 2, candidates=[0, 9])
-    with pytest.raises(InvalidInputError, match="k: .*got 3"):
+    with pytest.raises(InvalidInputError, match=r"k: .*got 3"):
         KMedoids(D, 3, candidates=[0, 1])
-    with pytest.raises(InvalidInputError, match="metric: expected one of 'correlation', 'cosine', 'euclidean', got 'l1'"):
+    with pytest.raises(InvalidInputError,
+                       match="metric: expected one of 'correlation', 'cosine', 'euclidean', got 'l1'"):
         KMedoids.from_features(np.ones((4, 2)), 2, metric="l1")
 
 
 def test_bad_selection_and_methods():
     f = make_kmedoids(12, 3, seed=1)
-    with pytest.raises(InvalidInputError, match=r"selection: expected item indices in \[0, 12\), got values from 0 to 12"):
+    with pytest.raises(InvalidInputError,
+                       match=r"selection: expected item indices in \[0, 12\), got values from 0 to 12"):
         f.evaluate([0, 12])
     with pytest.raises(InvalidInputError, match="selection: expected distinct"):
         f.evaluate([1, 1])
-    with pytest.raises(UnknownMethodError, match="method: unknown method 'gurobi-magic'; registered methods: .*highs"):
+    with pytest.raises(UnknownMethodError, match=r"method: unknown method 'gurobi-magic'; registered methods: .*highs"):
         solve(f, "gurobi-magic")
-    with pytest.raises(InvalidInputError, match=r"options: 'mip_gap' not understood by method 'highs'; its options: .*mip_rel_gap"):
+    with pytest.raises(InvalidInputError,
+                       match=r"options: 'mip_gap' not understood by method 'highs'; its options: .*mip_rel_gap"):
         solve(f, "highs", mip_gap=0.1)
-    with pytest.raises(InvalidInputError, match="model: expected one of 'auto', 'assignment', 'radius', 'benders', got 'flow'"):
+    with pytest.raises(InvalidInputError,
+                       match="model: expected one of 'auto', 'assignment', 'radius', 'benders', got 'flow'"):
         solve(f, "highs", model="flow")
-    with pytest.raises(InvalidInputError, match="time_limit: expected 0.0 < time_limit, got -1"):
+    with pytest.raises(InvalidInputError, match=r"time_limit: expected 0\.0 < time_limit, got -1"):
         solve(f, "highs", time_limit=-1)
     with pytest.raises(InvalidInputError, match="formulation: expected a benchsel Formulation"):
         solve(np.eye(3), "highs")
@@ -103,9 +107,13 @@ class _Toy(Formulation):
 
 def test_method_refusals_name_the_alternatives():
     toy = _Toy()
-    with pytest.raises(MethodNotApplicableError, match=r"'fasterpam' does not accept a _Toy: it works on KMedoids only\. Methods that accept it: random"):
+    with pytest.raises(MethodNotApplicableError,
+                       match=r"'fasterpam' does not accept a _Toy: it works on KMedoids only\. "
+                             r"Methods that accept it: random"):
         solve(toy, "fasterpam")
-    with pytest.raises(MethodNotApplicableError, match=r"'highs' does not accept a _Toy: toy objective is a table lookup \(HiGHS reads mixed-integer linear models only\)"):
+    with pytest.raises(MethodNotApplicableError,
+                       match=r"'highs' does not accept a _Toy: toy objective is a table lookup "
+                             r"\(HiGHS reads mixed-integer linear models only\)"):
         solve(toy, "highs")
     assert available_methods(toy) == ["random"]
 

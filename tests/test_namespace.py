@@ -23,7 +23,7 @@ def test_short_forms_are_the_subpackages_objects():
 
 def test_unknown_attribute_is_named():
     with pytest.raises(AttributeError, match="'benchsel' has no attribute 'nope'"):
-        benchsel.nope  # noqa: B018
+        benchsel.nope
 
 
 @pytest.mark.parametrize("sub", SUBPACKAGES)
@@ -37,21 +37,22 @@ def test_each_subpackage_imports_alone_in_a_fresh_interpreter(sub):
 
 
 def test_import_benchsel_is_light():
-    code = "import sys, benchsel; print(' '.join(m for m in ('pyomo', 'ortools', 'highspy', 'pandas') if m in sys.modules))"
+    code = ("import sys, benchsel; "
+            "print(' '.join(m for m in ('pyomo', 'ortools', 'highspy', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == ""
 
 
 def test_wheel_holds_only_the_benchsel_package(tmp_path):
+    import shutil
     import zipfile
     from pathlib import Path
 
-    import shutil
-
     root = Path(benchsel.__file__).resolve().parent
     src = tmp_path / "src"  # build from a copy: pip builds in-tree and would leave build/ in the checkout
-    shutil.copytree(root, src, ignore=shutil.ignore_patterns(".git", ".ci", "results", "build", "*.egg-info", "__pycache__",
-                                                             ".hypothesis", ".mypy_cache", ".ruff_cache", "site"))
+    shutil.copytree(root, src, ignore=shutil.ignore_patterns(".git", ".ci", "results", "build", "*.egg-info",
+                                                             "__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache",
+                                                             "site"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(src)],
                    check=True, timeout=300, capture_output=True)
     (whl,) = tmp_path.glob("benchsel-*.whl")

@@ -8,7 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchsel.formulations import PositionalProportionality as PP
 from benchsel.formulations import PositionalRepresentation as PR
@@ -314,7 +315,7 @@ def test_bad_tables():
     with pytest.raises(InvalidInputError, match=r"2 missing scores.*'y'.*'a'") as e:
         PR.from_scores(t, g=1)
     assert "missing='last'" in str(e.value)
-    with pytest.raises(InvalidInputError, match="non-numeric.*'b'.*'zz'"):
+    with pytest.raises(InvalidInputError, match=r"non-numeric.*'b'.*'zz'"):
         PR.from_scores(pd.DataFrame({"a": [1, 2], "b": ["1.5", "abc"]}, index=["yy", "zz"]), g=1)
     with pytest.raises(InvalidInputError, match="removes all"):
         PR.from_scores(pd.DataFrame({"a": [1, np.nan], "b": [np.nan, 2]}), g=1, missing="drop")

@@ -91,7 +91,7 @@ def test_proportionality_on_helm_lite():
 def test_loader_errors(tmp_path):
     bad = tmp_path / "bad.tsv"
     bad.write_text("Model\tMean win rate\tA\tB\nm1\t0.5\t0.1\tx\nm2\t0.4\t-\t0.3\n\n")
-    with pytest.raises(InvalidInputError, match="column 'B'.*'m1'.*'x'"):
+    with pytest.raises(InvalidInputError, match=r"column 'B'.*'m1'.*'x'"):
         load_score_table(bad)
     ok = tmp_path / "ok.tsv"
     ok.write_text("Model\tMean win rate\tA\tB - ECE\nm1\t0.5\t0.1\t0.2\nm2\t0.4\t-\t0.3\n\n\n")

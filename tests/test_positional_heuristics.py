@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchsel.formulations import PositionalProportionality as PP
 from benchsel.formulations import PositionalRepresentation as PR
@@ -13,7 +14,8 @@ from benchsel.solvers import InvalidInputError, MethodNotApplicableError, solve
 from benchsel.solvers.conformance import brute_force
 
 
-@given(st.integers(0, 10**6), st.integers(2, 8), st.integers(1, 12), st.integers(1, 4), st.sampled_from(["min", "max", "ordinal"]))
+@given(st.integers(0, 10**6), st.integers(2, 8), st.integers(1, 12), st.integers(1, 4),
+       st.sampled_from(["min", "max", "ordinal"]))
 @settings(max_examples=40, deadline=None)
 def test_greedy_colour_is_always_representative(seed, m, n, g, ties):
     g = min(g, n)

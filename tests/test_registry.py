@@ -39,7 +39,7 @@ def test_listing_and_refusal():
     b = BatchInformationGain(R, k=2)
     assert "highs" not in available_methods(b)
     with pytest.raises(MethodNotApplicableError,
-                       match="quadratic objective.*backends that take it: .*scip.*Methods that accept it: .*exhaustive"):
+                       match=r"quadratic objective.*backends that take it: .*scip.*Methods that accept it: .*exhaustive"):
         solve(b, "highs")
     from benchsel.solvers.scip_backend import scip_available
 
