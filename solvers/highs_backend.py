@@ -236,7 +236,27 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         "highs_nodes": int(info.mip_node_count) if is_mip else 0,
         "highs_objective": float(info.objective_function_value) if has_sol else None,
     })
+    if x is not None and not _objective_consistent(model, x, float(info.objective_function_value)):
+        # HiGHS 1.16 can return a given start with a wrong objective value and dual bound (seen on a
+        # presolved set-multicover model): neither its claim nor its bound can be trusted
+        note = (f"HiGHS reported objective {info.objective_function_value:.9g} for a solution whose objective "
+                f"is {float(model.c @ x + model.c0):.9g}")
+        if warm_start is not None:  # solve again without the start, in the time left
+            left = None if time_limit is None else max(float(time_limit) - (time.perf_counter() - t_enter), 0.05)
+            sel, term, bound, again = solve_model_highs(
+                model, time_limit=left, seed=seed, mip_rel_gap=mip_rel_gap, threads=threads, verbose=verbose,
+                warm_start=None, highs_options=highs_options, mip_abs_gap=mip_abs_gap, key=key, grace=grace)
+            again["highs_warm_start_rejected"] = note + "; solved again without the warm start"
+            return sel, term, bound, again
+        extra["highs_inconsistent"] = note
+        return model.selection_from_x(x), (Termination.FEASIBLE if term == Termination.OPTIMAL else term), None, extra
     return (model.selection_from_x(x) if x is not None else None), term, bound, extra
+
+
+def _objective_consistent(model: LinearModel, x: np.ndarray, reported: float) -> bool:
+    """Does HiGHS' reported objective match the model's objective at its solution ``x`` (shape (n_cols,))?"""
+    value = float(model.c @ x + model.c0)
+    return abs(value - reported) <= 1e-6 * max(1.0, abs(value))
 
 
 def _solve_step(run: ExactRun) -> SolveStep:

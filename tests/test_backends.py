@@ -219,3 +219,19 @@ def test_linear_backends_refuse_quadratic_models_naming_takers(backend):
     with pytest.raises(InvalidInputError, match=r"quadratic objective.*backends that take it: ") as e:
         BACKENDS[backend](model)
     assert ("scip" in str(e.value)) == scip_available()
+
+
+def test_highs_answer_checked_against_its_own_objective():
+    # HiGHS 1.16 returns this warm start (3 metrics) as "optimal" with objective and bound 1.0 when presolve
+    # is on; the backend notices the mismatch and solves again without the start
+    from benchsel import solve
+    from benchsel.formulations import PositionalRepresentation
+    from benchsel.instances import mallows_profile
+
+    f = PositionalRepresentation.from_scores(mallows_profile(41, 5, phi=0.7, seed=6), g=20)
+    model = f.linear_model()
+    sel, term, bound, extra = solve_model_highs(model, warm_start=np.array([4, 27, 34]))
+    assert term == Termination.OPTIMAL and sel.size == 2 and bound == pytest.approx(2.0)
+    assert f.is_feasible(sel)
+    res = solve(f, "highs", warm_start=[4, 27, 34])
+    assert res.termination == "optimal" and res.objective == 2 and res.bound == pytest.approx(2.0)
