@@ -90,8 +90,8 @@ if TYPE_CHECKING:  # static analysers see the real names
         list_estimators,
         register_estimator,
     )
-    from benchsel.formulations.irt import fit_irt
     from benchsel.formulations.holocosm import RankingRiskReconstruction
+    from benchsel.formulations.irt import fit_irt
     from benchsel.formulations.kmedoids import KMedoids
     from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
     from benchsel.formulations.repcore import RepCoreAligner, align_hidden_states

@@ -32,18 +32,31 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from benchsel.solvers.errors import InvalidInputError
 
-__all__ = ["InstanceSpec", "Suite", "SUITES", "available_suites", "suite", "quick_part", "get_suite",
-           "suite_instances",
-           "default_methods", "anchor_fidelity", "holocosm_fidelity", "irt_responses", "estimator_fidelity"]
+__all__ = [
+    "SUITES",
+    "InstanceSpec",
+    "Suite",
+    "anchor_fidelity",
+    "available_suites",
+    "default_methods",
+    "estimator_fidelity",
+    "get_suite",
+    "holocosm_fidelity",
+    "irt_responses",
+    "quick_part",
+    "suite",
+    "suite_instances",
+]
 
 
 @dataclass(frozen=True)
@@ -184,7 +197,8 @@ def check_data(s: Suite, data_dir: Path | None) -> None:
             "pass --data-dir DIR or set BENCHSEL_DATA"
         )
     if not Path(data_dir).is_dir():
-        raise InvalidInputError(f"data-dir: {str(data_dir)!r} is not a directory (suite {s.name!r} reads its data there)")
+        raise InvalidInputError(f"data-dir: {str(data_dir)!r} is not a directory "
+                                f"(suite {s.name!r} reads its data there)")
     missing = [p for p in s.needs_data if not (Path(data_dir) / p).exists()]
     if missing:
         raise InvalidInputError(
@@ -445,7 +459,8 @@ def _positional(data_dir: Path | None) -> list[InstanceSpec]:
             continue
         meta = {"missing": "last"}  # a missing score ranks tied for last
         out += [
-            InstanceSpec(f"{name}-rep-g2", partial(_score_table_instance, p, "PositionalRepresentation", g=2), meta=meta),
+            InstanceSpec(f"{name}-rep-g2", partial(_score_table_instance, p, "PositionalRepresentation", g=2),
+                         meta=meta),
             InstanceSpec(f"{name}-prop-eps0.2", partial(_score_table_instance, p, "PositionalProportionality",
                                                         eps=0.2), meta=meta),
             InstanceSpec(f"{name}-prop-size5", partial(_score_table_instance, p, "PositionalProportionality",
@@ -462,7 +477,8 @@ HOLOCOSM_SETS = (("ted-ende", "wmt_mqm/ted_ende_multimetric.npz", 6),
 
 @suite("holocosm", "HoloCosm on the real multi-metric response sets (<data-dir>/responses: WMT TED MQM en-de and "
        "zh-en, UniEval Topical-Chat), the paper's source/target split, retention 10-50 %, fidelity on the targets",
-       time_limit=60.0, needs_data=("responses/wmt_mqm/ted_ende_multimetric.npz",), module="benchsel.formulations.holocosm")
+       time_limit=60.0, needs_data=("responses/wmt_mqm/ted_ende_multimetric.npz",),
+       module="benchsel.formulations.holocosm")
 def _holocosm(data_dir: Path | None) -> list[InstanceSpec]:
     from benchsel.instances.responses import load_responses, paper_split
 
@@ -504,7 +520,8 @@ def _bayes_real_instance(path: Path, k: int, n_refs: int, n_coreset: int, seed: 
 
 @suite("bayes", "BayesAME batch information gain on real binary response sets (<data-dir>/responses: GLUE RTE, "
        "HELM Lite MMLU, ProEval GQA, OpenCompass 11-bench): 6 reference models, 10 observed items, batch k = 4",
-       time_limit=60.0, needs_data=("responses/benchmark_prediction/glue_rte.npz",), module="benchsel.formulations.bayes")
+       time_limit=60.0, needs_data=("responses/benchmark_prediction/glue_rte.npz",),
+       module="benchsel.formulations.bayes")
 def _bayes(data_dir: Path | None) -> list[InstanceSpec]:
     out = []
     for name, rel in BAYES_SETS:

@@ -16,9 +16,10 @@ A formulation holds validated data and can
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from benchsel.solvers.errors import InvalidInputError, NotLinearError
 from benchsel.solvers.model import LinearModel
 from benchsel.solvers.validation import check_choice, check_selection
 
-__all__ = ["Formulation", "Check"]
+__all__ = ["Check", "Formulation"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Check:
         return self.feasible
 
     @classmethod
-    def from_reasons(cls, reasons: list[str], details: Mapping[str, Any] | None = None, limit: int = 20) -> "Check":
+    def from_reasons(cls, reasons: list[str], details: Mapping[str, Any] | None = None, limit: int = 20) -> Check:
         return cls(not reasons, tuple(reasons[:limit]), len(reasons), dict(details or {}))
 
 
@@ -113,7 +114,7 @@ class Formulation(abc.ABC):
         raise NotImplementedError(f"{type(self).__name__} does not enumerate its selections")
 
     @classmethod
-    def conformance_instances(cls, seed: int = 0) -> list["Formulation"]:
+    def conformance_instances(cls, seed: int = 0) -> Sequence[Formulation]:
         """Tiny instances (brute-forceable in well under a second) for the conformance suite."""
         return []
 
@@ -143,7 +144,7 @@ class Formulation(abc.ABC):
             out[k] = check_choice(v, k, allowed) if allowed is not None else v
         return out
 
-    def linear_model(self, *, allow_lazy: bool = False, **options: Any) -> LinearModel:
+    def linear_model(self, *, allow_lazy: bool = False) -> LinearModel:
         """The mixed-integer linear statement of the problem.
 
         Parameters
@@ -152,11 +153,13 @@ class Formulation(abc.ABC):
             The caller (a backend) can generate rows on demand
             (``LinearModel.lazy``); a formulation may then return a smaller
             master model. Static consumers (MPS, CP-SAT) leave it False.
-        **options
-            Options declared in ``model_options``.
+
+        Subclasses add their model options (those declared in
+        ``model_options``) as keyword parameters with defaults.
         """
         raise NotLinearError(
-            f"{type(self).__name__} has no mixed-integer linear statement: {self.not_linear_reason or 'not implemented'}"
+            f"{type(self).__name__} has no mixed-integer linear statement: "
+            f"{self.not_linear_reason or 'not implemented'}"
         )
 
     def to_mps(self, path: str | Path, **options: Any) -> tuple[Path, Path]:

@@ -687,7 +687,7 @@ def _ortools_version() -> str:
     try:
         import ortools
 
-        return ortools.__version__
+        return str(getattr(ortools, "__version__", "unknown"))
     except Exception:  # pragma: no cover
         return "unknown"
 

@@ -19,16 +19,17 @@ the others refuse it with the reason.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
-from numpy.typing import ArrayLike
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .errors import InvalidInputError
 
-__all__ = ["Block", "LinearModel", "ModelBuilder", "RowBlock", "LazyRows"]
+__all__ = ["Block", "LazyRows", "LinearModel", "ModelBuilder", "RowBlock"]
 
 INF = np.inf
 
@@ -373,7 +374,7 @@ class ModelBuilder:
             Global column indices of the block.
         """
         _check_name(name, [b.name for b in self._col_blocks])
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         size = int(np.prod(shape, dtype=np.int64))
         blk = Block(name, self._n, shape)
         self._col_blocks.append(blk)
@@ -435,12 +436,14 @@ class ModelBuilder:
                 shape = (int(np.size(ub)),)
             else:
                 shape = (int(rows.max()) + 1 if rows.size else 0,)
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         size = int(np.prod(shape, dtype=np.int64))
         if rows.size and (rows.min() < 0 or rows.max() >= size):
-            raise InvalidInputError(f"add_rows({name!r}): local row indices must lie in [0, {size}), got {rows.min()}..{rows.max()}")
+            raise InvalidInputError(f"add_rows({name!r}): local row indices must lie in [0, {size}), "
+                                    f"got {rows.min()}..{rows.max()}")
         if cols.size and (cols.min() < 0 or cols.max() >= self._n):
-            raise InvalidInputError(f"add_rows({name!r}): column indices must lie in [0, {self._n}), got {cols.min()}..{cols.max()}")
+            raise InvalidInputError(f"add_rows({name!r}): column indices must lie in [0, {self._n}), "
+                                    f"got {cols.min()}..{cols.max()}")
         rlb = np.broadcast_to(np.asarray(lb, float), (size,)).ravel()
         rub = np.broadcast_to(np.asarray(ub, float), (size,)).ravel()
         if np.any(np.isneginf(rlb) & np.isposinf(rub)):

@@ -19,8 +19,9 @@ name and shape, the selection block's item of each column, the objective sign
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,7 +29,7 @@ import scipy.sparse as sp
 from .errors import InvalidInputError
 from .model import LinearModel
 
-__all__ = ["write_mps", "read_name_map", "selection_from_values"]
+__all__ = ["read_name_map", "selection_from_values", "write_mps"]
 
 MAP_FORMAT = "benchsel-mps-map"
 
@@ -156,8 +157,8 @@ def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None) 
 
 def _name_map(model: LinearModel, formulation: Any) -> dict[str, Any]:
     def blocks(bs, prefix):
-        return [{"name": b.name, "first": f"{prefix}{b.start}", "start": b.start, "count": b.size, "shape": list(b.shape)}
-                for b in bs]
+        return [{"name": b.name, "first": f"{prefix}{b.start}", "start": b.start, "count": b.size,
+                 "shape": list(b.shape)} for b in bs]
 
     sel = model.col_block(model.selection_block)
     info: dict[str, Any] = {

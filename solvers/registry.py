@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .errors import MethodNotApplicableError, UnknownMethodError
 from .options import Option, check_options, option_names
 
-__all__ = ["Method", "register_method", "get_method", "available_methods", "list_methods"]
+__all__ = ["Method", "available_methods", "get_method", "list_methods", "register_method"]
 
 Acceptor = Callable[[Any], "str | None"]
 
@@ -41,7 +42,7 @@ _BUILTIN_MODULES = (
     "benchsel.heuristics.repcore",
 )
 
-_REGISTRY: dict[str, list["Method"]] = {}
+_REGISTRY: dict[str, list[Method]] = {}
 _loaded = False
 
 
@@ -170,7 +171,7 @@ def register_method(
         old = [] if replace else [m for m in _REGISTRY.get(name, []) if getattr(m.run, "__wrapped__", m.run) is not run]
         if old and old[0].kind != kind:
             raise ValueError(f"kind: method {name!r} is already registered as {old[0].kind!r}, got {kind!r}")
-        _REGISTRY[name] = old + [new]
+        _REGISTRY[name] = [*old, new]
         return call  # direct calls are checked (and get the defaults) too
 
     return deco

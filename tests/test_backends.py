@@ -98,7 +98,7 @@ def test_infeasible(backend):
 
 @pytest.mark.parametrize("backend", ["highs", "pyomo", pytest.param("scip", marks=needs_scip)])
 def test_unbounded(backend):
-    sel, term, bound = _run(backend, unbounded())
+    _sel, term, bound = _run(backend, unbounded())
     assert term in (Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED)
     assert bound is None
 
@@ -230,7 +230,7 @@ def test_highs_answer_checked_against_its_own_objective():
 
     f = PositionalRepresentation.from_scores(mallows_profile(41, 5, phi=0.7, seed=6), g=20)
     model = f.linear_model()
-    sel, term, bound, extra = solve_model_highs(model, warm_start=np.array([4, 27, 34]))
+    sel, term, bound, _extra = solve_model_highs(model, warm_start=np.array([4, 27, 34]))
     assert term == Termination.OPTIMAL and sel.size == 2 and bound == pytest.approx(2.0)
     assert f.is_feasible(sel)
     res = solve(f, "highs", warm_start=[4, 27, 34])

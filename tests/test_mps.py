@@ -25,7 +25,7 @@ def _solve_mps(path):
 @pytest.mark.parametrize("model", ["assignment", "radius"])
 def test_kmedoids_round_trip(tmp_path, model):
     f = make_kmedoids(30, 3, seed=1, weighted=True)
-    mps, js = f.to_mps(tmp_path / "km.mps", model=model)
+    mps, _js = f.to_mps(tmp_path / "km.mps", model=model)
     obj, values, _ = _solve_mps(mps)
     nm = read_name_map(mps)
     sel = selection_from_values(nm, values)
@@ -34,7 +34,7 @@ def test_kmedoids_round_trip(tmp_path, model):
     assert f.evaluate(sel) == pytest.approx(direct.objective, rel=1e-9)
     assert nm["formulation"] == "KMedoids" and nm["formulation_params"]["k"] == 3
     assert nm["meta"]["variant"] == model
-    assert [b["name"] for b in nm["columns"]][0] == "y"
+    assert next(b["name"] for b in nm["columns"]) == "y"
 
 
 def test_round_trip_with_constant_ranges_bounds_and_max_sense(tmp_path):
@@ -49,7 +49,7 @@ def test_round_trip_with_constant_ranges_bounds_and_max_sense(tmp_path):
     m = b.build(selection_block="x", selection_items=np.array([10, 11, 12]), objective_sign=-1)
     from benchsel.solvers.highs_backend import solve_model_highs
 
-    sel, term, bound, _ = solve_model_highs(m)
+    sel, _term, bound, _ = solve_model_highs(m)
     mps, _ = write_mps(m, tmp_path / "mix.mps")
     obj, values, _ = _solve_mps(mps)
     assert obj == pytest.approx(bound, abs=1e-9)

@@ -39,7 +39,8 @@ def test_listing_and_refusal():
     b = BatchInformationGain(R, k=2)
     assert "highs" not in available_methods(b)
     with pytest.raises(MethodNotApplicableError,
-                       match=r"quadratic objective.*backends that take it: .*scip.*Methods that accept it: .*exhaustive"):
+                       match=r"quadratic objective.*backends that take it: .*scip.*"
+                             r"Methods that accept it: .*exhaustive"):
         solve(b, "highs")
     from benchsel.solvers.scip_backend import scip_available
 
