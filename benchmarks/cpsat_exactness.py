@@ -5,6 +5,7 @@ Usage::
     python -m benchsel.benchmarks.cpsat_exactness                  # 500 instances per formulation
     python -m benchsel.benchmarks.cpsat_exactness --instances 50   # a quick share
     python -m benchsel.benchmarks.cpsat_exactness --out cpsat.json
+    python -m benchsel.benchmarks.cpsat_exactness --combine a.json b.json   # one table from runs in chunks
 
 For each formulation with a linear statement (``RankingRiskReconstruction``,
 ``KMedoids``, ``PositionalProportionality``, ``PositionalRepresentation``) the
@@ -218,9 +219,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inclusion-presolve", action="store_true",
                     help="switch CP-SAT's linear + at-most-one inclusion presolve back on (the OR-Tools 9.15 defect "
                          "the backend avoids) to see how often the checks refuse its claims")
+    ap.add_argument("--combine", nargs="+", default=None, metavar="JSON",
+                    help="run nothing: print one summary of the rows saved by earlier --out runs (e.g. seed chunks)")
     a = ap.parse_args(argv)
-    prm = {"presolve_inclusion_work_limit": 100_000_000} if a.inclusion_presolve else None
-    rows = study(a.instances, tuple(a.formulations) if a.formulations else None, a.seed0, cpsat_parameters=prm)
+    if a.combine:
+        rows = []
+        for path in a.combine:
+            with open(path) as fh:
+                rows.extend(json.load(fh)["rows"])
+    else:
+        prm = {"presolve_inclusion_work_limit": 100_000_000} if a.inclusion_presolve else None
+        rows = study(a.instances, tuple(a.formulations) if a.formulations else None, a.seed0, cpsat_parameters=prm)
     summ = summarise(rows)
     total = sum(v["wrong"] for v in summ.values())
     print(f"\nwrong claims: {total} over {len(rows)} runs")
