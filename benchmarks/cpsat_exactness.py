@@ -170,7 +170,7 @@ def study(n_instances: int = 500, names: tuple[str, ...] | None = None, seed0: i
         for i in range(seed0, seed0 + n_instances):
             f, opts = make_instance(name, i)
             opt, _ = brute_force(f)
-            extra_opts = {"cpsat_parameters": cpsat_parameters} if cpsat_parameters else {}
+            extra_opts: dict[str, Any] = {"cpsat_parameters": cpsat_parameters} if cpsat_parameters else {}
             res = solve(f, "cpsat", time_limit=time_limit, seed=0, **opts, **extra_opts)
             why = check_run(f, opt, res)
             row = {"formulation": name, "instance": i, "repr": repr(f), "options": opts, "optimum": opt,

@@ -202,7 +202,8 @@ def large(Ns: tuple[int, ...] = (100, 300, 1000), n_instances: int = 3, highs_li
     for N in Ns:
         for s in range(n_instances):
             f = readme_instance(N, s)
-            runs = [("swap", "swap", {}, None), ("anneal", "anneal", {}, None),
+            runs: list[tuple[str, str, dict[str, Any], float | None]] = [
+                    ("swap", "swap", {}, None), ("anneal", "anneal", {}, None),
                     ("anneal_20s", "anneal", {"max_iter": 10**6}, 20.0),
                     ("highs", "highs", {"threads": 1}, highs_limit),
                     ("anneal_long", "anneal", {"max_iter": 10**6, "patience": 10**6}, long_limit)]
@@ -387,7 +388,9 @@ def compare_fidelity(sets: list[dict], retention: float = 0.2, random_seeds: int
             record("random_sac", s, f0, random_baseline(f0, s, correction=True).selection)
         for s in range(seeds):
             f = RankingRiskReconstruction(X, retention=retention, seed=s)
-            for method, opts in (("swap", {}), ("anneal", {}), ("highs", {"time_limit": highs_limit, "threads": 1})):
+            runs: tuple[tuple[str, dict[str, Any]], ...] = (
+                ("swap", {}), ("anneal", {}), ("highs", {"time_limit": highs_limit, "threads": 1}))
+            for method, opts in runs:
                 r = solve(f, method, seed=s, **opts)
                 record(method, s, f, r.selection)
         if not quiet:
