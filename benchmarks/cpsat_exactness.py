@@ -5,6 +5,7 @@ Usage::
     python -m benchsel.benchmarks.cpsat_exactness                  # 500 instances per formulation
     python -m benchsel.benchmarks.cpsat_exactness --instances 50   # a quick share
     python -m benchsel.benchmarks.cpsat_exactness --out cpsat.json
+    python -m benchsel.benchmarks.cpsat_exactness --combine a.json b.json   # one table from runs in chunks
 
 For each formulation with a linear statement (``RankingRiskReconstruction``,
 ``KMedoids``, ``PositionalProportionality``, ``PositionalRepresentation``) the
@@ -168,15 +169,19 @@ def study(n_instances: int = 500, names: tuple[str, ...] | None = None, seed0: i
         t0 = time.perf_counter()
         for i in range(seed0, seed0 + n_instances):
             f, opts = make_instance(name, i)
-            opt, _ = brute_force(f)
-            extra_opts = {"cpsat_parameters": cpsat_parameters} if cpsat_parameters else {}
+            opt, best = brute_force(f)
+            at_eps = None
+            if isinstance(f, RankingRiskReconstruction) and best is not None and not math.isnan(opt):
+                # the boundary case a rounded ranking row used to cut off
+                at_eps = bool(abs(f.risks(best)[1] - f.eps) <= 1e-12 * max(1.0, abs(f.eps)))
+            extra_opts: dict[str, Any] = {"cpsat_parameters": cpsat_parameters} if cpsat_parameters else {}
             res = solve(f, "cpsat", time_limit=time_limit, seed=0, **opts, **extra_opts)
             why = check_run(f, opt, res)
             row = {"formulation": name, "instance": i, "repr": repr(f), "options": opts, "optimum": opt,
                    "termination": res.termination.value, "objective": res.objective, "bound": res.bound,
                    "feasible": res.feasible, "seconds": res.seconds, "wrong": why,
                    "nogoods": res.extra.get("cpsat_nogoods"), "certificate": res.extra.get("cpsat_certificate"),
-                   "exact_copy": res.extra.get("cpsat_exact_copy"),
+                   "exact_copy": res.extra.get("cpsat_exact_copy"), "optimum_at_eps": at_eps,
                    "claim_refused": res.extra.get("claim_rejected")}
             rows.append(row)
             if why and not quiet:
@@ -202,6 +207,7 @@ def summarise(rows: list[dict]) -> dict[str, dict]:
             "with_certificate": sum(bool(r["certificate"]) for r in rs),
             "exact_copy": sum(bool(r["exact_copy"]) for r in rs),
             "claims_refused": sum(bool(r.get("claim_refused")) for r in rs),
+            "optimum_at_eps": sum(bool(r.get("optimum_at_eps")) for r in rs),
             "seconds_median": float(np.median([r["seconds"] for r in rs])),
             "seconds_max": float(max(r["seconds"] for r in rs)),
         }
@@ -218,19 +224,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inclusion-presolve", action="store_true",
                     help="switch CP-SAT's linear + at-most-one inclusion presolve back on (the OR-Tools 9.15 defect "
                          "the backend avoids) to see how often the checks refuse its claims")
+    ap.add_argument("--combine", nargs="+", default=None, metavar="JSON",
+                    help="run nothing: print one summary of the rows saved by earlier --out runs (e.g. seed chunks)")
     a = ap.parse_args(argv)
-    prm = {"presolve_inclusion_work_limit": 100_000_000} if a.inclusion_presolve else None
-    rows = study(a.instances, tuple(a.formulations) if a.formulations else None, a.seed0, cpsat_parameters=prm)
+    if a.combine:
+        rows = []
+        for path in a.combine:
+            with open(path) as fh:
+                rows.extend(json.load(fh)["rows"])
+    else:
+        prm = {"presolve_inclusion_work_limit": 100_000_000} if a.inclusion_presolve else None
+        rows = study(a.instances, tuple(a.formulations) if a.formulations else None, a.seed0, cpsat_parameters=prm)
     summ = summarise(rows)
     total = sum(v["wrong"] for v in summ.values())
     print(f"\nwrong claims: {total} over {len(rows)} runs")
     print("| formulation | instances | wrong claims | optimal | feasible | infeasible (proven) | runs with no-goods | "
-          "certificate solves | CP-SAT claims refused | median s | max s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "certificate solves | CP-SAT claims refused | optimum at R_rank = eps | median s | max s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, v in summ.items():
         t = v["terminations"]
         print(f"| {name} | {v['instances']} | {v['wrong']} | {t.get('optimal', 0)} | {t.get('feasible', 0)} | "
               f"{t.get('infeasible', 0)} | {v['with_nogoods']} | {v['with_certificate']} | {v['claims_refused']} | "
+              f"{v['optimum_at_eps']} | "
               f"{v['seconds_median']:.3f} | {v['seconds_max']:.2f} |")
     if a.out:
         with open(a.out, "w") as fh:
