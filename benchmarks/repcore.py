@@ -331,6 +331,28 @@ def print_fidelity(rows: list[dict], part: str) -> None:
             print(f"| {k} | {_fmt(sp, sh)} | {p[0]:.3f} | {_fmt(ma, mh, 4)} | {p[1]:.4f} | {q[0]:.3f} / {q[1]:.4f} |")
 
 
+def print_paired(rows: list[dict], base: str = "RepCore",
+                 others: tuple[str, ...] = ("0/1 K-means + Ridge", "Random + Ridge")) -> None:
+    """MAE of ``base`` minus each of ``others`` on the same seed (negative: ``base`` better), mean ± 95 %."""
+    sub = [r for r in rows if r["part"] == "synthetic"]
+    names = [o for o in others if any(r["pipeline"] == o for r in sub)]
+    if not sub or not names or not any(r["pipeline"] == base for r in sub):
+        return
+    print(f"\nsynthetic: paired MAE difference, {base} minus each (same seed; negative = {base} better; "
+          "wins = seeds where it is lower)\n")
+    print("| sources | k | " + " | ".join(f"{base} − {n}" for n in names) + " |")
+    print("|---|---|" + "---|" * len(names))
+    for (S, k), g in sorted(_group(sub, ("n_sources", "k")).items()):
+        mine = {r["seed"]: r["mae"] for r in g if r["pipeline"] == base}
+        cells = []
+        for n in names:
+            theirs = {r["seed"]: r["mae"] for r in g if r["pipeline"] == n}
+            d = [mine[s] - theirs[s] for s in mine if s in theirs]
+            m, hw, cnt = interval(d)
+            cells.append(f"{_fmt(m, hw, 4)} (wins {sum(x < 0 for x in d)}/{cnt})")
+        print(f"| {S} | {k} | " + " | ".join(cells) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.repcore", description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=("all", "speed", "clustering", "synthetic", "arc"), default="all")
@@ -345,7 +367,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--generator", type=json.loads, default={},
                     help='make_hidden_states parameters as JSON, e.g. \'{"confidence": 0.0}\'')
     ap.add_argument("--out", type=Path, default=None, help="write every row as JSON")
+    ap.add_argument("--from-json", type=Path, default=None,
+                    help="print the tables of a file written by --out (no run)")
     args = ap.parse_args(argv)
+    if args.from_json is not None:
+        return _reprint(json.loads(args.from_json.read_text()))
     ALIGNER.update(args.aligner)
     GENERATOR.update(args.generator)
     seeds = args.seeds or (2 if args.quick else 10)
@@ -364,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += synthetic(seeds, sources, (10, 30) if args.quick else KS_SYNTHETIC, n_items,
                           30 if args.quick else N_TARGETS)
         print_fidelity(rows, "synthetic")
+        print_paired(rows)
     if "arc" in parts:
         rows += arc(seeds, ks=(10, 30) if args.quick else KS_ARC, data_dir=args.data_dir)
         print_fidelity(rows, "arc")
@@ -371,6 +398,24 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"part": "settings", "aligner": ALIGNER, "generator": GENERATOR, "argv": sys.argv[1:]})
         args.out.write_text(json.dumps(rows, indent=1, default=float))
         print(f"\nwrote {len(rows)} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _reprint(rows: list[dict]) -> int:
+    """The tables of saved rows (the file of ``--out``), as a run prints them."""
+    rows = [r for r in rows if r.get("part") != "settings"]
+    for r in rows:
+        if r["part"] == "speed":
+            print(f"speed: {r['n_items']} items x {r['n_models']} models x width {r['width']}: alignment "
+                  f"{r['fit_seconds']:.1f} s ({r['epochs']} epochs, best {r['best_epoch']}, {r['stopped']}; network "
+                  f"{r['sizes']}), test AUC {r['test_auc']:.3f}; spherical-kmeans k=30 "
+                  f"{r['spherical_kmeans_seconds']:.2f} s")
+    cl = [r for r in rows if r["part"] == "clustering"]
+    if cl:
+        print_clustering(cl)
+    print_fidelity(rows, "synthetic")
+    print_paired(rows)
+    print_fidelity(rows, "arc")
     return 0
 
 

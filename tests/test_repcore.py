@@ -443,3 +443,22 @@ def test_repcore_suite_and_fidelity():
     assert set(out) == {"mae", "mean_nmae", "mean_sp", "mean_tau"} and 0 <= out["mae"] < 0.5
     assert out == estimator_fidelity(f, res.selection, **kw)
     assert kw["estimator"] == "repcore-ridge" and kw["targets"].shape == (60, 600)
+
+
+def test_paired_differences_and_reprint(tmp_path, capsys):
+    import json
+
+    from benchsel.benchmarks.repcore import main
+
+    rows = [{"part": "synthetic", "seed": s, "n_sources": 5, "k": 10, "pipeline": p, "mae": m,
+             "spearman": 0.9, "kendall": 0.8, "select_seconds": 0.0}
+            for s, (a, b) in enumerate([(0.10, 0.12), (0.11, 0.12), (0.13, 0.12)])
+            for p, m in (("RepCore", a), ("0/1 K-means + Ridge", b))]
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps([*rows, {"part": "settings"}]))
+    assert main(["--from-json", str(path)]) == 0
+    out = capsys.readouterr().out
+    # differences -0.02, -0.01, +0.01: mean -0.0067, RepCore lower on 2 of 3 seeds; no Random column in the rows
+    line = next(x for x in out.splitlines() if x.startswith("| 5 | 10 |") and "wins" in x)
+    assert "-0.0067 ±" in line and "(wins 2/3)" in line and line.count("wins") == 1
+    assert "| 5 | 10 | 0.1133 ± " in out  # the MAE table of RepCore
