@@ -66,9 +66,10 @@ def binary_instance(data_dir: Path, n_ref: int, k: int, seed: int = 0) -> BatchI
     return BatchInformationGain(Y[refs], coreset=C, observed=Y[target, C], k=k, sigma2=0.1)
 
 
-def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float, quiet: bool = False
-        ) -> list[dict[str, Any]]:
-    rows = []
+def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float, quiet: bool = False,
+        out: Path | None = None) -> list[dict[str, Any]]:
+    """Both methods on every cell; rows are appended to ``out`` cell by cell."""
+    rows: list[dict[str, Any]] = []
     if not quiet:
         print(f"{'cell':>7} {'|U|':>5} {'k':>3} {'buckets':>7} {'space':>10} {'method':10} {'proven':>6} "
               f"{'seconds':>8} {'beta':>12} {'gap':>9}  note", flush=True)
@@ -82,6 +83,7 @@ def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float,
         n_u = int(f.unevaluated.size)
         space = count_vectors(f.data.avail, k) if family == "binary" else math.comb(n_u, k)
         ref = None
+        first = len(rows)
         for m in ("exhaustive", "scip"):
             opts: dict[str, Any] = {"max_candidates": 10 ** 12} if m == "exhaustive" else {}
             res = solve(f, m, time_limit=time_limit, seed=0, **opts)
@@ -103,6 +105,8 @@ def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float,
                 g = "" if res.gap is None else f"{res.gap:.1e}"
                 print(f"{cell:>7} {n_u:>5} {k:>3} {f.data.n_buckets:>7} {space:>10.3g} {m:10} {proven!s:>6} "
                       f"{res.seconds:>8.2f} {res.objective:>12.6g} {g:>9}  {note}", flush=True)
+        if out is not None:
+            append_rows(out, rows[first:])
     return rows
 
 
@@ -165,11 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: openllm_v2_ifeval not found under <data>/responses; pass --data-dir", file=sys.stderr)
         return 2
     cells = args.cells or list(CONTINUOUS_CELLS if args.family == "continuous" else BINARY_CELLS)
-    rows = run(args.family, cells, data, args.time_limit)
+    rows = run(args.family, cells, data, args.time_limit, out=args.out)
     print()
     print("\n".join(summarize(rows)))
-    if args.out:
-        append_rows(args.out, rows)
     return 0
 
 

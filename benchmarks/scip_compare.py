@@ -85,13 +85,15 @@ def instances(part: str, data_dir: Path, names: list[str] | None) -> list[tuple[
 
 
 def run(part: str, data_dir: Path, names: list[str] | None, methods: list[str], time_limit: float,
-        quiet: bool = False) -> list[dict[str, Any]]:
-    rows = []
+        quiet: bool = False, out: Path | None = None) -> list[dict[str, Any]]:
+    """Solve every instance with every method; rows are appended to ``out`` instance by instance."""
+    rows: list[dict[str, Any]] = []
     if not quiet:
         print(f"{'instance':28} {'N':>5} {'k':>4} {'method':6} {'objective':>12} {'bound':>12} {'gap':>9} "
               f"{'termination':12} {'seconds':>8} {'cuts':>6} {'nodes':>6}", flush=True)
     for name, make, opt in instances(part, data_dir, names):
         f = make()
+        first = len(rows)
         for m in methods:
             res = solve(f, m, model="benders", time_limit=time_limit, seed=0, threads=1)
             proven = res.termination == "optimal" and (opt is None or abs(res.objective - opt) < 1e-6 * max(1, opt))
@@ -107,6 +109,8 @@ def run(part: str, data_dir: Path, names: list[str] | None, methods: list[str], 
                 print(f"{name:28} {f.n_items:>5} {f.k:>4} {m:6} {res.objective:>12.6g} {b:>12} {g:>9} "
                       f"{res.termination.value:12} {res.seconds:>8.2f} {row['lazy_cuts'] or 0:>6} "
                       f"{row['nodes'] or 0:>6}", flush=True)
+        if out is not None:
+            append_rows(out, rows[first:])
     return rows
 
 
@@ -184,11 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     if data is None:
         print("error: data directory not found; pass --data-dir", file=sys.stderr)
         return 2
-    rows = run(args.part, data, args.instances, args.methods, args.time_limit)
+    rows = run(args.part, data, args.instances, args.methods, args.time_limit, out=args.out)
     print()
     print("\n".join(summarize(rows)))
-    if args.out:
-        append_rows(args.out, rows)
     return 0
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 import pytest
 
 from benchsel.benchmarks import bayes_miqp, scip_compare
+from benchsel.benchmarks._rows import read_rows
 from benchsel.solvers.scip_backend import scip_available
 
 needs_scip = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not installed")
 
 
 @needs_scip
-def test_miqp_cell_proven_by_both_and_tabulated():
-    rows = bayes_miqp.run("continuous", ["8:2"], None, time_limit=20, quiet=True)
+def test_miqp_cell_proven_by_both_and_tabulated(tmp_path):
+    rows = bayes_miqp.run("continuous", ["8:2"], None, time_limit=20, quiet=True, out=tmp_path / "m.csv")
+    assert [r["method"] for r in read_rows([tmp_path / "m.csv"])] == ["exhaustive", "scip"]
     assert [r["method"] for r in rows] == ["exhaustive", "scip"]
     assert all(r["proven"] for r in rows)
     e, s = rows
