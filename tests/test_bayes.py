@@ -434,7 +434,9 @@ def test_woodbury_swap_values_and_det_ratios(seed, k):
             continue
         X = np.tile(stt.b, (c.size, 1))
         X[:, m] = c
-        np.testing.assert_allclose(stt.swap_values(m, c), d.values(X), rtol=1e-7, atol=1e-12)
+        # rank-one (Woodbury) updates lose about cond(M) * eps against a fresh factorisation; with
+        # sigma2 = 1e-4 that reaches ~1e-7 relative
+        np.testing.assert_allclose(stt.swap_values(m, c), d.values(X), rtol=1e-6, atol=1e-12)
         M0 = d.S[np.ix_(stt.b, stt.b)] + np.diag(d.noise[stt.b])
         dets = [np.linalg.det(d.S[np.ix_(x, x)] + np.diag(d.noise[x])) / np.linalg.det(M0) for x in X[:5]]
         np.testing.assert_allclose(stt.det_ratios(m, c[:5]), dets, rtol=1e-6)
