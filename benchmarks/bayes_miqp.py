@@ -40,6 +40,7 @@ from benchsel.formulations.bayes import BatchInformationGain
 from benchsel.heuristics.bayes import count_vectors
 from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
+from benchsel.solvers.errors import InvalidInputError
 
 from ._data import default_data_dir
 from ._rows import append_rows, read_rows
@@ -86,7 +87,16 @@ def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float,
         first = len(rows)
         for m in ("exhaustive", "scip"):
             opts: dict[str, Any] = {"max_candidates": 10 ** 12} if m == "exhaustive" else {}
-            res = solve(f, m, time_limit=time_limit, seed=0, **opts)
+            try:
+                res = solve(f, m, time_limit=time_limit, seed=0, **opts)
+            except InvalidInputError as e:  # the enumeration refuses a space beyond max_candidates
+                rows.append({"family": family, "cell": cell, "U": n_u, "k": k, "U_times_k": n_u * k,
+                             "buckets": f.data.n_buckets, "space": space, "method": m, "proven": False,
+                             "termination": "refused", "seconds": 0.0, "beta": "", "bound": "", "gap": "",
+                             "note": str(e).split(";")[0], "columns": "", "nodes": ""})
+                if not quiet:
+                    print(f"{cell:>7} {n_u:>5} {k:>3} {f.data.n_buckets:>7} {space:>10.3g} {m:10} refused", flush=True)
+                continue
             proven = res.termination == "optimal"
             if m == "exhaustive" and proven:
                 ref = res.objective
