@@ -43,7 +43,7 @@ from benchsel.solvers import solve
 from benchsel.solvers.errors import InvalidInputError
 
 from ._data import default_data_dir
-from ._rows import append_rows, read_rows
+from ._rows import add_summary_options, append_rows, print_summary
 
 CONTINUOUS_CELLS = ("20:4", "40:4", "60:4", "80:4", "120:4", "40:3", "40:5", "40:6", "40:8", "60:8")
 BINARY_CELLS = ("4:5", "4:10", "4:15", "4:20", "5:5", "5:10", "5:15", "6:5", "6:10", "6:15")
@@ -164,15 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", nargs="+", default=None, help="|U|:k (continuous) or Kr:k (binary)")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--data-dir", type=Path, default=None)
-    ap.add_argument("--out", type=Path, default=None, help="CSV file (appended to when it exists)")
-    ap.add_argument("--summary", nargs="+", type=Path, default=None, help="summarise CSV files and exit")
-    ap.add_argument("--markdown", action="store_true", help="with --summary: also a Markdown table per cell")
+    add_summary_options(ap, "CSV file (appended to when it exists)")
     args = ap.parse_args(argv)
     if args.summary:
-        rows = read_rows(args.summary)
-        print("\n".join(summarize(rows)))
-        if args.markdown:
-            print("\n" + "\n".join(markdown(rows)))
+        print_summary(args.summary, summarize, markdown if args.markdown else None)
         return 0
     data = args.data_dir or default_data_dir()
     if args.family == "binary" and (data is None or not (data / "responses" / IFEVAL).is_file()):
