@@ -40,9 +40,10 @@ from benchsel.formulations.bayes import BatchInformationGain
 from benchsel.heuristics.bayes import count_vectors
 from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
+from benchsel.solvers.errors import InvalidInputError
 
 from ._data import default_data_dir
-from ._rows import append_rows, read_rows
+from ._rows import add_summary_options, append_rows, print_summary
 
 CONTINUOUS_CELLS = ("20:4", "40:4", "60:4", "80:4", "120:4", "40:3", "40:5", "40:6", "40:8", "60:8")
 BINARY_CELLS = ("4:5", "4:10", "4:15", "4:20", "5:5", "5:10", "5:15", "6:5", "6:10", "6:15")
@@ -86,7 +87,16 @@ def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float,
         first = len(rows)
         for m in ("exhaustive", "scip"):
             opts: dict[str, Any] = {"max_candidates": 10 ** 12} if m == "exhaustive" else {}
-            res = solve(f, m, time_limit=time_limit, seed=0, **opts)
+            try:
+                res = solve(f, m, time_limit=time_limit, seed=0, **opts)
+            except InvalidInputError as e:  # the enumeration refuses a space beyond max_candidates
+                rows.append({"family": family, "cell": cell, "U": n_u, "k": k, "U_times_k": n_u * k,
+                             "buckets": f.data.n_buckets, "space": space, "method": m, "proven": False,
+                             "termination": "refused", "seconds": 0.0, "beta": "", "bound": "", "gap": "",
+                             "note": str(e).split(";")[0], "columns": "", "nodes": ""})
+                if not quiet:
+                    print(f"{cell:>7} {n_u:>5} {k:>3} {f.data.n_buckets:>7} {space:>10.3g} {m:10} refused", flush=True)
+                continue
             proven = res.termination == "optimal"
             if m == "exhaustive" and proven:
                 ref = res.objective
@@ -154,15 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", nargs="+", default=None, help="|U|:k (continuous) or Kr:k (binary)")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--data-dir", type=Path, default=None)
-    ap.add_argument("--out", type=Path, default=None, help="CSV file (appended to when it exists)")
-    ap.add_argument("--summary", nargs="+", type=Path, default=None, help="summarise CSV files and exit")
-    ap.add_argument("--markdown", action="store_true", help="with --summary: also a Markdown table per cell")
+    add_summary_options(ap, "CSV file (appended to when it exists)")
     args = ap.parse_args(argv)
     if args.summary:
-        rows = read_rows(args.summary)
-        print("\n".join(summarize(rows)))
-        if args.markdown:
-            print("\n" + "\n".join(markdown(rows)))
+        print_summary(args.summary, summarize, markdown if args.markdown else None)
         return 0
     data = args.data_dir or default_data_dir()
     if args.family == "binary" and (data is None or not (data / "responses" / IFEVAL).is_file()):

@@ -46,7 +46,7 @@ from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
 
 from ._data import default_data_dir
-from ._rows import append_rows, read_rows
+from ._rows import add_summary_options, append_rows, print_summary
 
 METHODS = ("highs", "scip")
 CORESET_K = 50
@@ -174,15 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--data-dir", type=Path, default=None)
-    ap.add_argument("--out", type=Path, default=None, help="CSV file for the rows (appended to when it exists)")
-    ap.add_argument("--summary", nargs="+", type=Path, default=None, help="summarise CSV files and exit")
-    ap.add_argument("--markdown", action="store_true", help="with --summary: also a Markdown table per instance")
+    add_summary_options(ap, "CSV file for the rows (appended to when it exists)")
     args = ap.parse_args(argv)
     if args.summary:
-        rows = read_rows(args.summary)
-        print("\n".join(summarize(rows)))
-        if args.markdown:
-            print("\n" + "\n".join(markdown(rows)))
+        print_summary(args.summary, summarize, markdown if args.markdown else None)
         return 0
     data = args.data_dir or default_data_dir()
     if data is None:
