@@ -394,14 +394,14 @@ def proof_markdown(rows: list[dict[str, Any]], time_limit: float) -> str:
         first = next(iter(rs.values()))
         cells = []
         for key in cols:
-            cell = rs.get(key)
-            if cell is None:
+            row = rs.get(key)
+            if row is None:
                 cells.append("n/a")
                 continue
-            opt, sec = num(cell.get("optimum")), num(cell.get("seconds"))
-            proven = str(cell.get("proven")) == "True" and sec is not None and sec <= time_limit
+            opt, sec = num(row.get("optimum")), num(row.get("seconds"))
+            proven = str(row.get("proven")) == "True" and sec is not None and sec <= time_limit
             val = "–" if opt is None else (f"{opt:.4g}" if key[0] == "fixed-size" else f"{int(opt)}")
-            cells.append(f"{val}{'' if proven else '*'} ({sec:.2f} s)")
+            cells.append(f"{val}{'' if proven else '*'}" + ("" if sec is None else f" ({sec:.2f} s)"))
         lines.append(f"| {str(t).split('/')[-1]} | {pol} | {first['n_alternatives']} | {first['n_metrics']} | "
                      + " | ".join(cells) + " |")
     lines.append("")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
+
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.model import LinearModel, ModelBuilder
 from benchsel.solvers.validation import check_choice, check_int
@@ -71,7 +73,7 @@ class PositionalProportionality(_PositionalBase):
     Every coefficient is an integer, so CP-SAT's scaling is exact.
     """
 
-    model_options = {"model": ("auto", "direct", "size-indexed")}
+    model_options: ClassVar[dict[str, tuple[Any, ...]]] = {"model": ("auto", "direct", "size-indexed")}
 
     def __init__(self, positions: Any, eps: Any = None, *, size: int | None = None,
                  alternatives: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
@@ -82,11 +84,12 @@ class PositionalProportionality(_PositionalBase):
         if eps is None and size is None:
             raise InvalidInputError("eps: expected a number with 0 < eps < 1 (required unless size is given), got None")
         self._eps = None if eps is None else _eps_fraction(eps)
-        self.size = None if size is None else check_int(size, "size", low=1, high=n, high_doc=f"n = {n} (the number of metrics)")
+        self.size = None if size is None else check_int(size, "size", low=1, high=n,
+                                                        high_doc=f"n = {n} (the number of metrics)")
 
     @classmethod
     def from_scores(cls, table: Any, eps: Any = None, *, size: int | None = None, higher_is_better: Any = None,
-                    ties: str = "min", missing: str = "error") -> "PositionalProportionality":
+                    ties: str = "min", missing: str = "error") -> PositionalProportionality:
         """Build from a score table (see :meth:`PositionalRepresentation.from_scores`).
 
         Parameters
@@ -104,7 +107,7 @@ class PositionalProportionality(_PositionalBase):
 
     @classmethod
     def from_rankings(cls, rankings: Any, eps: Any = None, *, size: int | None = None, ties: str = "min",
-                      missing: str = "error") -> "PositionalProportionality":
+                      missing: str = "error") -> PositionalProportionality:
         """Build from rankings (positions, shape (m, n), 1 = best); see
         :meth:`PositionalRepresentation.from_rankings`."""
         scores = _rankings_as_scores(rankings, missing)
@@ -162,7 +165,7 @@ class PositionalProportionality(_PositionalBase):
             ``U = min(k, c, floor(k (c/n + eps)))``.
         """
         p, q = self._pq()
-        B, c = self._cuts
+        _, c = self._cuts
         n = self.n_metrics
         kk = np.atleast_1d(np.asarray(k, dtype=np.int64))
         c2 = c[:, None]
@@ -220,7 +223,7 @@ class PositionalProportionality(_PositionalBase):
         for i in range(min(a.size, 20)):
             reasons.append(
                 f"alternative {self._alts[a[i]]!r} at r={r[i] + 1}: |C(N,r,a)/|N| - C(K,r,a)/|K|| = "
-                f"|{CN[a[i], r[i]]}/{n} - {CK[a[i], r[i]]}/{k}| = {dev[i] / (n * k):.6g} > eps = {float(self._eps):g}"
+                f"|{CN[a[i], r[i]]}/{n} - {CK[a[i], r[i]]}/{k}| = {dev[i] / (n * k):.6g} > eps = {self.eps:g}"
             )
         details["violated_pairs"] = np.stack([a, r + 1], axis=1)
         return Check(a.size == 0, tuple(reasons), int(a.size), details)
@@ -253,7 +256,7 @@ class PositionalProportionality(_PositionalBase):
                 yield np.asarray(c, dtype=np.int64)
 
     @classmethod
-    def conformance_instances(cls, seed: int = 0) -> list["PositionalProportionality"]:
+    def conformance_instances(cls, seed: int = 0) -> list[PositionalProportionality]:
         rng = np.random.default_rng(seed)
         t1 = rng.integers(0, 4, size=(5, 8)).astype(float)
         t2 = rng.normal(size=(4, 8))
@@ -321,7 +324,8 @@ class PositionalProportionality(_PositionalBase):
         check_choice(model, "model", self.model_options["model"])
         if self.size is not None:
             if model == "size-indexed":
-                raise InvalidInputError("model: 'size-indexed' is a minimum-size statement; this formulation has a fixed size")
+                raise InvalidInputError("model: 'size-indexed' is a minimum-size statement; "
+                                        "this formulation has a fixed size")
             return self._fixed_model()
         if model in ("auto", "direct"):
             return self._direct_model()
@@ -336,7 +340,8 @@ class PositionalProportionality(_PositionalBase):
         x = b.add_vars("x", n, lb=0, ub=1, integer=True)
         k = b.add_vars("size", 1, lb=float(adm[0]), ub=float(n), integer=True, cost=1.0)
         b.add_cardinality("card", np.append(x, k), 0.0, coefs=np.append(np.ones(n), -1.0))
-        for name, coef_k, keep in (("lower", q * c - p * n, q * c - p * n > 0), ("upper", q * c + p * n, q * c + p * n < q * n)):
+        for name, coef_k, keep in (("lower", q * c - p * n, q * c - p * n > 0),
+                                   ("upper", q * c + p * n, q * c + p * n < q * n)):
             Bk, ck = B[keep], coef_k[keep]
             gcd = np.gcd(q * n, ck)
             r, col = np.nonzero(Bk)
@@ -362,7 +367,7 @@ class PositionalProportionality(_PositionalBase):
         sizes : ndarray of int64, shape (s,)
         stats : dict
         """
-        B, c = self._cuts
+        B, _ = self._cuts
         n = self.n_metrics
         adm = self.admissible_sizes()
         L, U = self.size_intervals(adm)  # (R, s)
@@ -407,6 +412,8 @@ class PositionalProportionality(_PositionalBase):
 
     def _fixed_model(self) -> LinearModel:
         B, c = self._cuts
+        if self.size is None:  # pragma: no cover - linear_model sends only fixed-size instances here
+            raise InvalidInputError("size: the fixed-size statement needs size, got None")
         n, k = self.n_metrics, int(self.size)
         b = ModelBuilder("positional_proportionality_fixed")
         x = b.add_vars("x", n, lb=0, ub=1, integer=True)

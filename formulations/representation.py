@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.model import LinearModel, ModelBuilder
 from benchsel.solvers.validation import check_choice, check_int
@@ -50,7 +52,7 @@ class PositionalRepresentation(_PositionalBase):
     states one row per (group, alternative, attained cut-off) instead.
     """
 
-    model_options = {"presolve": (True, False)}
+    model_options: ClassVar[dict[str, tuple[Any, ...]]] = {"presolve": (True, False)}
 
     def __init__(self, positions: Any, g: int, *, groups: Sequence[Sequence[int]] | None = None,
                  alternatives: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
@@ -67,22 +69,26 @@ class PositionalRepresentation(_PositionalBase):
         if groups is None:
             return (np.arange(n, dtype=np.int64),)
         if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence) or len(groups) == 0:
-            raise InvalidInputError(f"groups: expected a non-empty list of metric groups (lists of column positions), got {groups!r}")
+            raise InvalidInputError("groups: expected a non-empty list of metric groups (lists of column positions), "
+                                    f"got {groups!r}")
         out = []
         for t, G in enumerate(groups):
             arr = np.asarray(G)
             if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
                 raise InvalidInputError(f"groups[{t}]: expected a non-empty list of metric column positions, got {G!r}")
             if arr.min() < 0 or arr.max() >= n:
-                raise InvalidInputError(f"groups[{t}]: expected column positions in [0, {n}), got {arr.min()}..{arr.max()}")
+                raise InvalidInputError(f"groups[{t}]: expected column positions in [0, {n}), "
+                                        f"got {arr.min()}..{arr.max()}")
             if np.unique(arr).size != arr.size:
-                raise InvalidInputError(f"groups[{t}]: expected distinct column positions, got {arr.size - np.unique(arr).size} repeated")
+                raise InvalidInputError(f"groups[{t}]: expected distinct column positions, "
+                                        f"got {arr.size - np.unique(arr).size} repeated")
             out.append(np.sort(arr.astype(np.int64)))
         return tuple(out)
 
     @classmethod
     def from_scores(cls, table: Any, g: int, *, groups: Sequence[Sequence[Any]] | None = None,
-                    higher_is_better: Any = None, ties: str = "min", missing: str = "error") -> "PositionalRepresentation":
+                    higher_is_better: Any = None, ties: str = "min",
+                    missing: str = "error") -> PositionalRepresentation:
         """Build from a score table.
 
         Parameters
@@ -106,7 +112,7 @@ class PositionalRepresentation(_PositionalBase):
 
     @classmethod
     def from_rankings(cls, rankings: Any, g: int, *, groups: Sequence[Sequence[Any]] | None = None,
-                      ties: str = "min", missing: str = "error") -> "PositionalRepresentation":
+                      ties: str = "min", missing: str = "error") -> PositionalRepresentation:
         """Build from rankings: ``rankings[a, i]`` = position of alternative ``a`` under metric ``i``
         (1 = best; equal values tie), shape (m, n); re-ranked under ``ties`` (so dense
         positions 1, 1, 2 become 1, 1, 3 under ``"min"``)."""
@@ -201,7 +207,7 @@ class PositionalRepresentation(_PositionalBase):
         list of ndarray of int, each shape (n_colours_in_group_alt, g)
             Metric indices of each colour, one array per (group, alternative).
         """
-        out = []
+        out: list[np.ndarray] = []
         g = self.g
         for G in self._groups:
             Pg = self._P[:, G]
@@ -216,8 +222,9 @@ class PositionalRepresentation(_PositionalBase):
         """``|K|``."""
         return float(self.as_selection(selection).size)
 
-    def _violation_arrays(self, K: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        out = []
+    def _violation_arrays(self, K: np.ndarray
+                          ) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        out: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for t, (G, (CG, req)) in enumerate(zip(self._groups, self._requirements)):
             CK = count_table(self._P, np.intersect1d(K, G))
             a, r = np.nonzero(CK < req)
@@ -277,7 +284,7 @@ class PositionalRepresentation(_PositionalBase):
                 yield np.asarray(c, dtype=np.int64)
 
     @classmethod
-    def conformance_instances(cls, seed: int = 0) -> list["PositionalRepresentation"]:
+    def conformance_instances(cls, seed: int = 0) -> list[PositionalRepresentation]:
         rng = np.random.default_rng(seed)
         t1 = rng.integers(0, 4, size=(5, 8)).astype(float)  # ties
         t2 = rng.normal(size=(4, 7))
