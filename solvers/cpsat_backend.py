@@ -112,12 +112,13 @@ def predicted_build_seconds(model: LinearModel) -> float:
     return SECONDS_PER_ROW_OR_COL * (model.n_cols + model.n_rows) + SECONDS_PER_NONZERO * model.nnz
 
 
-def _cp_model():
+def _cp_model(method: str = "cpsat"):
+    """OR-Tools' ``cp_model`` module (imported on first use); ``method`` names the caller in the error."""
     try:
         from ortools.sat.python import cp_model
     except ImportError as e:  # pragma: no cover - ortools is a base dependency
         raise SolverNotInstalledError(
-            f"method 'cpsat' needs the package 'ortools', which is not installed ({e}); pip install ortools"
+            f"method {method!r} needs the package 'ortools', which is not installed ({e}); pip install ortools"
         ) from None
     return cp_model
 

@@ -54,7 +54,8 @@ import numpy as np
 
 from benchsel.heuristics._common import Clock
 
-from .errors import InvalidInputError, SolverNotInstalledError
+from .cpsat_backend import _cp_model
+from .errors import InvalidInputError
 from .options import Option
 from .registry import get_method, register_method
 from .result import MethodOutput, Termination
@@ -90,16 +91,6 @@ SWEEP_OPTIONS: tuple[Option, ...] = (
     Option("cpsat_parameters", None, "mapping", doc="raw CP-SAT parameters (name: value), applied last"),
     Option("verbose", False, "bool", doc="one progress line per feasibility problem on stderr"),
 )
-
-
-def _cp_model():
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as e:  # pragma: no cover - ortools is a base dependency
-        raise SolverNotInstalledError(
-            f"method 'size-sweep' needs the package 'ortools', which is not installed ({e}); pip install ortools"
-        ) from None
-    return cp_model
 
 
 def _say(verbose: bool, msg: str) -> None:
@@ -225,7 +216,7 @@ class CountFeasibility:
         if budget is not None and budget <= 0:
             self.attempts.append(Attempt(tag, 0.0, UNKNOWN, 0.0, int(keep.size)))
             return UNKNOWN, None
-        cp_model = _cp_model()
+        cp_model = _cp_model("size-sweep")
         cm = cp_model.CpModel()
         proto = cm.proto
         J = self.classes.n_classes
