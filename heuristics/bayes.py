@@ -319,7 +319,7 @@ def kdpp_sample(L: np.ndarray, k: int, rng: np.random.Generator, n_samples: int 
                 sel.append(n - 1)
                 l -= 1
         Vs = V[:, sel].copy()
-        Y = []
+        Y: list[int] = []
         while Vs.shape[1] > 0:
             p = np.sum(Vs ** 2, axis=1)
             p = np.clip(p, 0.0, None)
@@ -704,6 +704,8 @@ def exhaustive_search(data: BatchData, *, mode: str = "auto", max_candidates: in
         j = int(np.argmax(vals))
         if vals[j] > best_v:
             best_v, best_b = float(vals[j]), X[j].copy()
+    if best_b is None:  # every candidate broke a bucket's capacity
+        raise InvalidInputError(f"k: no batch of k = {k} items fits the items available in the buckets")
     return best_b, best_v, {"mode": mode, "n_candidates": n_cand, "evaluated": evaluated, "complete": complete}
 
 

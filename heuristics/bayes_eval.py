@@ -440,6 +440,7 @@ def rs_mean_evaluate(target: Any, *, n_items: int | None = None, eps1: float = 0
             )
     score, _ = _target(target, N)
     eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
+    assert W is not None  # default_W is given
     rng = check_rng(seed)
     order = rng.permutation(N)
     trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width")}
@@ -542,7 +543,7 @@ class BayesianRidge:
             coef_old = coef
         coef_q = qy / (ev + lam / alpha)
         self.coef = Q @ coef_q
-        self.intercept = ym - xm @ self.coef
+        self.intercept = float(ym - xm @ self.coef)
         self.alpha, self.lam = float(alpha), float(lam)
         self.sigma = (Q / (alpha * ev + lam)) @ Q.T
 
@@ -575,6 +576,7 @@ def bayes_aipw_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.0
         raise InvalidInputError(f"reference_scores: expected at least 2 items, got shape {R.shape}")
     score, _ = _target(target, N)
     eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
+    assert W is not None  # default_W is given
     rng = check_rng(seed)
     order = rng.permutation(N)
     Phi = R.T  # (N, Kr)
