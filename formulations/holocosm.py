@@ -516,6 +516,7 @@ class RankingRiskReconstruction(Formulation):
                 return S
             if v < best_v:
                 best, best_v = S, v
+        assert best is not None  # MAX_RANDOM_DRAWS >= 1
         return best
 
     def initial_selection(self) -> np.ndarray | None:
@@ -661,8 +662,8 @@ class RankingRiskReconstruction(Formulation):
         risk_slack = check_float(risk_slack, "risk_slack", low=0.0)
         check_choice(symmetry, "symmetry", (True, False))
         check_choice(lattice, "lattice", (True, False))
-        check_choice(pools, "pools", self.model_options["pools"])
-        check_choice(muhat, "muhat", self.model_options["muhat"])
+        check_choice(pools, "pools", ("merged", "separate"))
+        check_choice(muhat, "muhat", ("inline", "aux"))
         t = self.terms
         M, N, K = self._X.shape
         B = self.budget
