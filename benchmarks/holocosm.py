@@ -1,4 +1,4 @@
-"""HoloCosm (SPEC F1) benchmark: search quality, exact solving, time limits, fidelity.
+"""HoloCosm benchmark: search quality, exact solving, time limits, fidelity.
 
 Usage::
 
@@ -18,7 +18,7 @@ Parts:
   median and max over seeds of the calibration, the search, and both.
 * ``optimality`` — the README setting (``make_multimetric(6, 30, 3, corr=0.5,
   n_negative=1, seed=1000 + s)``, 20 % retention, formulation seed ``s``),
-  solved to proven optimality by ``"highs"``; gap of ``"swap"`` (SPEC
+  solved to proven optimality by ``"highs"``; gap of ``"swap"`` (the paper's
   settings and a longer search) and of ``"anneal"`` (several method seeds)
   to the optimum, hits and seconds.
 * ``large`` — the same generator at N = 100, 300, 1000: ``"swap"``,

@@ -1,4 +1,4 @@
-"""RepCore (SPEC F7) benchmark: alignment speed, planted-group recovery, fidelity, the paper's Table 16.
+"""RepCore benchmark: alignment speed, planted-group recovery, fidelity, the paper's Table 16.
 
 Usage::
 

@@ -309,7 +309,7 @@ def _target_scores(est: np.ndarray, true: np.ndarray) -> dict[str, float]:
 
 
 def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> dict[str, float]:
-    """Fidelity of the source-assisted estimate of held-out targets (SPEC F1).
+    """Fidelity of the source-assisted estimate of held-out targets.
 
     Parameters
     ----------

@@ -5,7 +5,7 @@ Reference models ``r_1..r_Kr`` have full scores ``reference_scores`` of shape
 to ``tol`` when one is given) form a *bucket* ``b = 1..B`` with vector
 ``phi_b`` (shape ``(Kr,)``) and size ``N_b``.
 
-Model (SPEC F5)::
+Model::
 
     theta ~ N(mean, Sigma),   mean_b = mean(phi_b),
     Sigma[b, b'] = alpha * exp(-(beta / Kr) * ||phi_b - phi_b'||^2)          (kernel "se")
@@ -71,7 +71,7 @@ __all__ = [
 Z975 = 1.959963984540054
 #: Covariance kernels of the prior.
 KERNELS = ("se", "matern32")
-#: Lower bound of ``alpha`` and ``beta`` in the L-BFGS-B fit (SPEC F5).
+#: Lower bound of ``alpha`` and ``beta`` in the L-BFGS-B fit.
 HYPER_LOWER = 1e-5
 #: Upper bound of ``alpha`` and ``beta`` in the fit (the project's choice: keeps exp() finite).
 HYPER_UPPER = 1e6
@@ -284,7 +284,7 @@ class BayesModel:
             ``"item"``: ``Sigma H_C^T (H_C Sigma H_C^T + D_C)^{-1} ...`` (an
             ``n x n`` Cholesky); ``"bucket"``: ``Sigma (Sigma + Delta)^{-1} ...``
             over observed buckets (``m x m``, ``m <= min(n, B)``); ``"auto"``:
-            item-level when ``n < B`` (SPEC / paper rule).
+            item-level when ``n < B`` (the paper's rule).
 
         Returns
         -------
@@ -472,7 +472,7 @@ class BayesModel:
         return float((total + (self.buckets.sizes - counts) @ mean_post) / self.N)
 
     def gains(self, cov_r: np.ndarray, cov_diag: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Single-item expected information gain of each bucket, shape (B,) (SPEC F5, paper Eq. 6).
+        """Single-item expected information gain of each bucket, shape (B,) (paper Eq. 6).
 
         ``-1/2 log(1 - ((Sigma|C r)_b + sigma^2 N_b)^2 / (N^2 Var(R|C) (Sigma|C[b,b] + sigma^2 N_b)))``;
         ``-inf`` for buckets without unevaluated items.

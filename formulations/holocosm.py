@@ -9,7 +9,7 @@ threshold allows (ranking risk ``R_rank <= eps``)::
 
     minimise R_mean(S)  subject to  R_rank(S) <= eps,  |S| = B.
 
-See ``SPEC.md`` section F1 for the definitions; they are implemented here
+The definitions (on the documentation's HoloCosm page) are implemented here
 exactly, with one shortcut that does not change any value: ``|muhat - mu|``
 and a pair's shortfall do not depend on the pool, so the per-pool terms of the
 leave-one-source-out average are merged into one weight per (model, metric)
@@ -133,7 +133,7 @@ def _pool_mask(M: int) -> np.ndarray:
 
 
 def _build_terms(X: np.ndarray, mu: np.ndarray, lam: float) -> tuple[RiskTerms, _PoolTerms]:
-    """Scales, valid pairs and weights of SPEC F1 (X oriented, shape (M, N, K); mu shape (M, K))."""
+    """Scales, valid pairs and weights of the paper (X oriented, shape (M, N, K); mu shape (M, K))."""
     M, _, K = X.shape
     mask = _pool_mask(M)
     P = mask.shape[0]
@@ -241,7 +241,7 @@ def _ranking_risk_iv(X: Any, budget: Any, retention: Any, bank_size: Any, lam: A
 
 # --------------------------------------------------------------------------- formulation
 class RankingRiskReconstruction(Formulation):
-    """Ranking-risk constrained multi-metric reconstruction (SPEC F1, HoloCosm).
+    """Ranking-risk constrained multi-metric reconstruction (HoloCosm).
 
     Parameters
     ----------
@@ -291,7 +291,7 @@ class RankingRiskReconstruction(Formulation):
 
     * ``pools="merged"`` (default): one term per (model, metric) and per pair,
       with the pool weights summed (equivalent: the absolute error and a
-      pair's shortfall are the same in every pool); ``"separate"``: SPEC's
+      pair's shortfall are the same in every pool); ``"separate"``: the
       literal statement with one term per (pool, model, metric) and per
       (pool, pair).
     * ``muhat="inline"`` (default): every row carries ``X[m,:,k] / B``;
@@ -646,7 +646,7 @@ class RankingRiskReconstruction(Formulation):
 
     def linear_model(self, *, allow_lazy: bool = False, pools: str = "merged", muhat: str = "inline",
                      risk_slack: float = 0.0, symmetry: bool = True, lattice: bool = True) -> LinearModel:
-        """The MILP of SPEC F1 (see the class notes); all columns have finite bounds.
+        """The MILP of the problem (see the class notes); all columns have finite bounds.
 
         Parameters
         ----------

@@ -1,4 +1,4 @@
-"""Positional proportionality (SPEC F3): the minimum eps-proportional metric subset, or the best fixed-size one.
+"""Positional proportionality: the minimum eps-proportional metric subset, or the best fixed-size one.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ __all__ = ["PositionalProportionality"]
 
 # =========================================================== proportionality
 class PositionalProportionality(_PositionalBase):
-    """Minimum eps-proportional metric subset, or best fixed-size subset (SPEC F3).
+    """Minimum eps-proportional metric subset, or best fixed-size subset.
 
     ``K`` is eps-proportional when ``|C(N,r,a)/|N| - C(K,r,a)/|K|| <= eps`` for
     all ``a, r``.
@@ -50,7 +50,7 @@ class PositionalProportionality(_PositionalBase):
     Rows come from the distinct top-r sets ``T`` (cuts with ``0 < |T| < n``;
     identical sets merged). Minimum-size models (``model=`` option):
 
-    * ``"direct"`` (SPEC): integer ``k = sum x`` and, per ``T``, with
+    * ``"direct"`` (the default statement): integer ``k = sum x`` and, per ``T``, with
       ``c = |T|``, ``q n sum_T x - (q c - p n) k >= 0`` and
       ``q n sum_T x - (q c + p n) k <= 0`` (integer coefficients, divided by
       their gcd; trivially satisfied sides dropped), plus ``k >= k_min``, the
@@ -270,7 +270,7 @@ class PositionalProportionality(_PositionalBase):
         ]
 
     def bounds(self, selection: Any = None) -> dict[str, Any]:
-        """Worst-case bounds of SPEC F3 beside what was found.
+        """Worst-case bounds of the paper beside what was found.
 
         Returns
         -------

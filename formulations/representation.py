@@ -1,4 +1,4 @@
-"""Positional representation (SPEC F2): the minimum g-representative metric subset, a set multicover.
+"""Positional representation: the minimum g-representative metric subset, a set multicover.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ __all__ = ["PositionalRepresentation"]
 
 # ============================================================ representation
 class PositionalRepresentation(_PositionalBase):
-    """Minimum g-representative metric subset (SPEC F2; set multicover).
+    """Minimum g-representative metric subset (set multicover).
 
     ``K`` is g-representative when ``C(K, r, a) >= floor(C(N, r, a) / g)`` for
     every alternative ``a`` and cut-off ``r``; with metric ``groups`` the
@@ -45,7 +45,7 @@ class PositionalRepresentation(_PositionalBase):
     Notes
     -----
     Exact model: ``min sum x`` s.t. ``sum_{i in T} x_i >= h`` for the rows
-    ``(T, h)`` left by SPEC's presolve: per (group, alternative) only the
+    ``(T, h)`` left by the presolve: per (group, alternative) only the
     smallest cut-off at which ``h = floor(C/g)`` reaches each value, identical
     rows merged, and rows implied by another row
     (``h_j <= h_i - |T_i \\ T_j|``) dropped. ``linear_model(presolve=False)``
@@ -196,7 +196,7 @@ class PositionalRepresentation(_PositionalBase):
         return B, h, stats
 
     def colours(self) -> list[np.ndarray]:
-        """The colours of the greedy colouring algorithm (SPEC F2).
+        """The colours of the greedy colouring algorithm.
 
         For every group and alternative, the group's metrics ordered by
         ``sigma_i(a)`` (ties by metric index) cut into consecutive blocks of
@@ -348,7 +348,7 @@ class PositionalRepresentation(_PositionalBase):
         allow_lazy : bool
             Ignored (the model is static).
         presolve : bool
-            Apply SPEC's presolve (default) or state every (group, alternative,
+            Apply the presolve (default) or state every (group, alternative,
             attained cut-off) row.
         """
         check_choice(presolve, "presolve", (True, False))

@@ -4,7 +4,7 @@
   that is smaller, bucket-count vectors (items of one bucket are exchangeable:
   ``beta`` depends only on how many items are taken per bucket); batched
   ``k x k`` solves. Returns termination ``"optimal"`` with ``bound`` = optimum.
-* ``"smc"``: SPEC F5's SMC batch search — a population of batches from warm
+* ``"smc"``: the paper's SMC batch search — a population of batches from warm
   starts (LARS path of the l1-relaxed QP; k-DPP samples with ``Sigma_U`` as
   kernel; k-means on the reference vectors, one item per cluster), improved by
   single swaps whose values come from a rank-2 Woodbury update of ``M^{-1}``
@@ -471,7 +471,7 @@ def smc_search(data: BatchData, rng: np.random.Generator, *, n_particles: int = 
                max_swaps: int | None = None, dpp_exact_max: int = 400, dpp_mcmc_steps: int | None = None,
                temperature: float | None = None, clock: Clock | None = None,
                verbose: bool = False) -> tuple[np.ndarray, float, dict]:
-    """SMC batch search for ``max beta(A)`` (SPEC F5).
+    """SMC batch search for ``max beta(A)``.
 
     1. Population of ``n_particles`` batches from the warm starts: the LARS
        path (one batch), k-DPP samples (exact when ``|U| <= dpp_exact_max``,

@@ -1,6 +1,6 @@
 """Sequential evaluation of a target model from a growing coreset (BayesAME, Algorithm 1) and baselines.
 
-:func:`bayesame_evaluate` runs Algorithm 1 of BayesAME (SPEC F5):
+:func:`bayesame_evaluate` runs Algorithm 1 of BayesAME:
 
 1. bucket the items by their reference score vectors; the regime is *unique*
    when ``B >= N - N0``;
@@ -172,7 +172,7 @@ def bayesame_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005
                       selection: str = "auto", batch_size: int = 1, batch_method: str = "smc",
                       batch_options: Mapping[str, Any] | None = None, max_items: int | None = None,
                       stop: bool = True, seed: Any = None, verbose: bool = False) -> EvaluationResult:
-    """BayesAME single-target sequential evaluation (Algorithm 1 of the paper, SPEC F5).
+    """BayesAME single-target sequential evaluation (Algorithm 1 of the paper).
 
     Parameters
     ----------

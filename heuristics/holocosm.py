@@ -1,6 +1,6 @@
 """Heuristics and baselines for :class:`benchsel.formulations.RankingRiskReconstruction` (HoloCosm).
 
-``"swap"`` is SPEC F1's feasibility-first exchange search: candidates are
+``"swap"`` is the paper's feasibility-first exchange search: candidates are
 ordered by the key ``(0, R_mean)`` when feasible (``R_rank <= eps + 1e-9``)
 and ``(1, V, R_mean)`` otherwise, ``V = (R_rank - eps) / max(eps, 1e-12)``.
 It starts from the reference-bank subset with the smallest key; each round
@@ -109,7 +109,7 @@ def _key_tuple(infeas: bool, V: float, rm: float) -> tuple:
 def swap_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, proposals: int = 64, max_swaps: int = 80,
                 patience: int = 1, rank_constraint: bool = True, init: Any = None, clock: Clock | None = None,
                 verbose: bool = False) -> SwapOutcome:
-    """Feasibility-first exchange search of SPEC F1.
+    """Feasibility-first exchange search of the paper.
 
     Parameters
     ----------
@@ -120,7 +120,7 @@ def swap_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, propo
     max_swaps : int
         Accepted swaps after which the search stops (80).
     patience : int
-        Consecutive rounds without improvement before stopping (SPEC: 1).
+        Consecutive rounds without improvement before stopping (default 1, as in the paper).
     rank_constraint : bool
         False: every subset counts as feasible (key ``(0, R_mean)``), the ablation.
     init : array_like of int, shape (B,), optional
@@ -202,7 +202,7 @@ SEARCH_OPTIONS = (
 SWAP_OPTIONS = (
     Option("proposals", 64, "int", low=1, doc="candidate swaps scored per round"),
     Option("max_swaps", 80, "int", low=0, doc="cap on accepted swaps"),
-    Option("patience", 1, "int", low=1, doc="rounds without improvement before stopping (SPEC: 1)"),
+    Option("patience", 1, "int", low=1, doc="rounds without improvement before stopping (default 1, as in the paper)"),
     *SEARCH_OPTIONS,
 )
 
@@ -211,7 +211,7 @@ SWAP_OPTIONS = (
     "swap",
     kind="heuristic",
     accepts=RankingRiskReconstruction,
-    description="HoloCosm feasibility-first exchange search from the best reference-bank subset (SPEC F1)",
+    description="HoloCosm feasibility-first exchange search from the best reference-bank subset",
     options=SWAP_OPTIONS,
 )
 def run_swap(f: RankingRiskReconstruction, *, time_limit: float | None, seed: int | None, proposals: int,
@@ -753,7 +753,7 @@ class BaselineSelection:
     weights : ndarray, shape (B,) or None
         Aggregation weights aligned with ``selection`` (None: plain mean).
     correction : bool
-        Add the source-assisted correction of the formulation (SPEC F1).
+        Add the source-assisted correction of the formulation.
     extra : dict
     """
 

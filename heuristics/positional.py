@@ -1,4 +1,4 @@
-"""Heuristics for positional representation and proportionality (SPEC F2, F3).
+"""Heuristics for positional representation and proportionality.
 
 * ``"greedy-color"`` — the paper's colouring algorithm for
   :class:`~benchsel.formulations.PositionalRepresentation`: per (group,) alternative,

@@ -1,4 +1,4 @@
-"""Score tables for positional representation / proportionality (SPEC F2, F3).
+"""Score tables for positional representation / proportionality.
 
 A *score table* has one row per alternative (a model) and one column per
 metric (a scenario or task); it is returned as a :class:`pandas.DataFrame`
