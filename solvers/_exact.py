@@ -43,7 +43,6 @@ __all__ = [
     "formulation_bound",
     "gap_tolerance",
     "linear_acceptor",
-    "prepare",
     "remaining",
     "run_exact",
     "true_key",
@@ -300,42 +299,6 @@ def refuse_quadratic(model: LinearModel, backend: str) -> None:
             f"model: {model.name!r} has a quadratic objective (Q with {model.Q.nnz} non-zeros) and {backend} "
             f"reads mixed-integer linear models only; backends that take it: {_takers()}"
         )
-
-
-def prepare(f: Any, options: Mapping[str, Any], *, allow_lazy: bool = False
-            ) -> tuple[LinearModel, dict[str, Any], float]:
-    """Split formulation (model) options from the backend's options and build the model (no budget).
-
-    Kept for callers that drive a backend by hand; the built-in runners use
-    :func:`run_exact`. ``warm_start="auto"`` becomes the formulation's
-    :meth:`initial_selection`.
-
-    Returns
-    -------
-    model : LinearModel
-    opts : dict
-        Backend options; ``opts["_times"]`` holds ``neutral_build_seconds``
-        and ``warm_start_seconds``.
-    build_seconds : float
-        Model build plus warm-start preparation.
-    """
-    opts = dict(options)
-    model_opts = {k: opts.pop(k) for k in list(opts) if k in f.model_options}
-    t0 = time.perf_counter()
-    model = f.linear_model(allow_lazy=allow_lazy, **f.check_model_options(model_opts))
-    build = time.perf_counter() - t0
-    ws = opts.get("warm_start")
-    opts["_times"] = {"neutral_build_seconds": build, "warm_start_seconds": 0.0}
-    t1 = time.perf_counter()
-    if isinstance(ws, str):
-        if ws != "auto":
-            raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {ws!r}")
-        sel = f.initial_selection()
-        opts["warm_start"] = None if sel is None else f.as_selection(sel)
-    elif ws is not None:
-        opts["warm_start"] = f.as_selection(ws, "warm_start")
-    opts["_times"]["warm_start_seconds"] = time.perf_counter() - t1
-    return model, opts, build + opts["_times"]["warm_start_seconds"]
 
 
 # --------------------------------------------------------------------------- the run
