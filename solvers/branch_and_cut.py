@@ -64,6 +64,9 @@ class BnCOptions:
         (``0``: cuts never leave).
     pool_size : int
         Most rows kept in the pool.
+    pool_nnz : int
+        Most non-zeros kept in the pool (about 12 bytes each); the oldest rows
+        are forgotten first. Bounds the pool's memory on long runs.
     heuristic_every : int
         Node heuristic (rounding plus eager swaps) every this many nodes
         (``0``: only at the root).
@@ -86,6 +89,7 @@ class BnCOptions:
     in_out: float = 0.0
     cut_age: int = 8
     pool_size: int = 200_000
+    pool_nnz: int = 8_000_000
     heuristic_every: int = 10
     plunge: float = 0.5
     strong: int = 0
@@ -117,12 +121,14 @@ class _NodeLP:
 class _CutPool:
     """Rows that left the LP (slack too long), kept as CSR for a cheap violation check."""
 
-    def __init__(self, n_cols: int, capacity: int) -> None:
+    def __init__(self, n_cols: int, capacity: int, max_nnz: int | None = None) -> None:
         import scipy.sparse as sp
 
         self._sp = sp
         self.n_cols = n_cols
         self.capacity = capacity
+        self.max_nnz = max_nnz
+        self.forgotten = 0
         self.A = sp.csr_array((0, n_cols))
         self.lb = np.zeros(0)
         self.ub = np.zeros(0)
@@ -137,10 +143,14 @@ class _CutPool:
         self.A = self._sp.vstack([self.A, A], format="csr")
         self.lb = np.concatenate([self.lb, lb])
         self.ub = np.concatenate([self.ub, ub])
-        extra = self.size - self.capacity
+        extra = max(self.size - self.capacity, 0)
+        if self.max_nnz is not None and self.A.nnz > self.max_nnz:  # the oldest rows until the rest fits
+            over = self.A.nnz - self.max_nnz
+            extra = max(extra, int(np.searchsorted(self.A.indptr[1:], over, side="left")) + 1)
         if extra > 0:  # forget the oldest
             self.A = self.A[extra:]
             self.lb, self.ub = self.lb[extra:], self.ub[extra:]
+            self.forgotten += extra
 
     def take_violated(self, x: np.ndarray, tol: float) -> RowBlock | None:
         """Remove and return the pool rows ``x`` violates (None if none)."""
@@ -206,7 +216,7 @@ class BranchAndCut:
         self.cut_rows: list[Any] = []  # those rows (CSR blocks, in LP order) and their bounds
         self.cut_lb = np.zeros(0)
         self.cut_ub = np.zeros(0)
-        self.pool = _CutPool(self.n, self.opt.pool_size)
+        self.pool = _CutPool(self.n, self.opt.pool_size, self.opt.pool_nnz)
         self.core: np.ndarray | None = None  # in-out core point (integer columns)
         self.root: _NodeLP | None = None
         self.pc_sum = np.zeros((2, self.ints.size))  # pseudo-costs: objective gain per unit change, down / up
@@ -650,6 +660,9 @@ class BranchAndCut:
             "lazy_cuts": self.stats["cuts"],
             "pool_cuts": self.stats["pool_cuts"],
             "cuts_aged_out": self.stats["cuts_aged_out"],
+            "pool_rows": self.pool.size,
+            "pool_nnz": int(self.pool.A.nnz),
+            "pool_forgotten": self.pool.forgotten,
             "lp_rows": int(self.h.getNumRow()),
             "lp_solves": self.stats["lp_solves"],
             "simplex_iterations": self.stats["simplex_iterations"],

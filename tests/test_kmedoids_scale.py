@@ -194,7 +194,8 @@ def test_separation_allocates_no_n_by_n_temporary():
 
 # ---------------------------------------------------------- branch-and-cut
 @pytest.mark.parametrize("opts", [{}, {"in_out": 0.0, "cut_age": 0}, {"branching": "fractional", "plunge": 0.0},
-                                  {"strong": 3, "heuristic_every": 0}, {"cut_age": 1, "node_rounds": 1}])
+                                  {"strong": 3, "heuristic_every": 0}, {"cut_age": 1, "node_rounds": 1},
+                                  {"cut_age": 1, "pool_nnz": 0}])
 def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
     rng = np.random.default_rng(5)
     D = rng.integers(0, 40, size=(11, 11)).astype(float)
@@ -204,6 +205,24 @@ def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
         res = solve(f, "highs", model="benders", warm_start=None, time_limit=60, **opts)
         assert res.termination == "optimal" and res.objective == pytest.approx(opt)
         assert res.bound == pytest.approx(opt, rel=1e-6)
+
+
+def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
+    import scipy.sparse as sp
+
+    from benchsel.solvers.branch_and_cut import _CutPool
+
+    pool = _CutPool(6, capacity=100, max_nnz=7)
+    rows = [sp.csr_array(np.array([[1.0, 1, 1, 0, 0, 0]])), sp.csr_array(np.array([[0, 2.0, 0, 0, 0, 0]])),
+            sp.csr_array(np.array([[0, 0, 3.0, 3, 3, 3]]))]
+    for i, A in enumerate(rows):
+        pool.add(A, np.array([float(i)]), np.array([np.inf]))
+    # 3 + 1 + 4 = 8 non-zeros > 7: the oldest row (3 non-zeros) goes, the newer two stay, in order
+    assert pool.size == 2 and pool.A.nnz == 5 and pool.forgotten == 1
+    assert list(pool.lb) == [1.0, 2.0]
+    x = np.zeros(6)
+    taken = pool.take_violated(x, 1e-9)  # 0 >= 1 and 0 >= 2 are both violated
+    assert taken is not None and taken.n_rows == 2 and pool.size == 0
 
 
 def test_warm_start_is_fasterpam_and_never_beaten_by_it():
