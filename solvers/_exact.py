@@ -62,7 +62,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
                "initial_selection) or None"),
 )
 
-#: Share of ``time_limit`` (and cap in seconds) a warm-start heuristic may use.
+#: Share of ``time_limit`` (and cap in seconds) a warm-start heuristic may use, unless the formulation
+#: declares its own ``warm_start_budget = (share, cap or None)``.
 WARM_START_SHARE, WARM_START_CAP = 0.2, 10.0
 
 
@@ -190,9 +191,11 @@ def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[n
     if name:
         from .registry import get_method
 
-        lim = WARM_START_CAP
+        # a formulation may give its heuristic more of the budget (share, cap in seconds or None: no cap)
+        share, cap = getattr(f, "warm_start_budget", (WARM_START_SHARE, WARM_START_CAP))
+        lim = cap
         if budget.limit is not None:
-            lim = max(min(WARM_START_SHARE * budget.limit, WARM_START_CAP), 0.01)
+            lim = max(share * budget.limit if cap is None else min(share * budget.limit, cap), 0.01)
         out = get_method(name).run(f, time_limit=lim, seed=seed)
         sel = None if out.selection is None else np.asarray(out.selection)
         if sel is not None and sel.size and f.is_feasible(sel):

@@ -225,6 +225,32 @@ def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
     assert taken is not None and taken.n_rows == 2 and pool.size == 0
 
 
+def test_fasterpam_warm_start_may_use_half_the_limit_with_no_cap(monkeypatch):
+    # at N = 14 000 FasterPAM needs about 30 s: a 10 s cap left the exact incumbent worse than FasterPAM's
+    from benchsel.solvers import _exact, registry
+
+    seen = []
+    real = registry.get_method
+
+    class Spy:
+        def __init__(self, m):
+            self.m = m
+
+        def run(self, f, *, time_limit=None, seed=None):
+            seen.append((self.m.name, time_limit))
+            return self.m.run(f, time_limit=time_limit, seed=seed)
+
+    monkeypatch.setattr(registry, "get_method", lambda name: Spy(real(name)))
+    f = make_kmedoids(40, 3, seed=1, dim=3)
+    for limit, want in ((600.0, 300.0), (None, None), (4.0, 2.0)):
+        sel, source = _exact._warm_start(f, "auto", _exact.Budget(limit), 0)
+        assert source == "fasterpam" and sel is not None and seen[-1] == ("fasterpam", want)
+    from benchsel.formulations.holocosm import RankingRiskReconstruction
+
+    assert not hasattr(RankingRiskReconstruction, "warm_start_budget")  # others keep the default share and cap
+    assert (_exact.WARM_START_SHARE, _exact.WARM_START_CAP) == (0.2, 10.0)
+
+
 def test_warm_start_is_fasterpam_and_never_beaten_by_it():
     f = make_kmedoids(400, 12, seed=8, dim=6, metric="correlation")
     fp = solve(f, "fasterpam", seed=0)
