@@ -72,7 +72,7 @@ from .options import Option
 from .registry import register_method
 from .result import MethodOutput, Termination
 
-__all__ = ["ScaledModel", "default_workers", "scale_model", "solve_model_cpsat"]
+__all__ = ["ScaledModel", "cp_model_module", "default_workers", "scale_model", "solve_model_cpsat"]
 
 CPSAT_OPTIONS = (
     *COMMON_OPTIONS,
@@ -112,7 +112,7 @@ def predicted_build_seconds(model: LinearModel) -> float:
     return SECONDS_PER_ROW_OR_COL * (model.n_cols + model.n_rows) + SECONDS_PER_NONZERO * model.nnz
 
 
-def _cp_model(method: str = "cpsat"):
+def cp_model_module(method: str = "cpsat") -> Any:
     """OR-Tools' ``cp_model`` module (imported on first use); ``method`` names the caller in the error."""
     try:
         from ortools.sat.python import cp_model
@@ -482,7 +482,7 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
         Valid bound on the original (minimised) objective.
     extra : dict
     """
-    cp_model = _cp_model()
+    cp_model = cp_model_module()
     t_start = time.perf_counter()
     deadline = None if time_limit is None else t_start + float(time_limit)
     if model.lazy is not None:

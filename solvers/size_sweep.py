@@ -54,7 +54,7 @@ import numpy as np
 
 from benchsel.heuristics._common import Clock
 
-from .cpsat_backend import _cp_model
+from .cpsat_backend import cp_model_module
 from .errors import InvalidInputError
 from .options import Option
 from .registry import get_method, register_method
@@ -216,7 +216,7 @@ class CountFeasibility:
         if budget is not None and budget <= 0:
             self.attempts.append(Attempt(tag, 0.0, UNKNOWN, 0.0, int(keep.size)))
             return UNKNOWN, None
-        cp_model = _cp_model("size-sweep")
+        cp_model = cp_model_module("size-sweep")
         cm = cp_model.CpModel()
         proto = cm.proto
         J = self.classes.n_classes
