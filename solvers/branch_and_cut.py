@@ -89,7 +89,7 @@ class BnCOptions:
     in_out: float = 0.0
     cut_age: int = 8
     pool_size: int = 200_000
-    pool_nnz: int = 8_000_000
+    pool_nnz: int = 4_000_000
     heuristic_every: int = 10
     plunge: float = 0.5
     strong: int = 0
