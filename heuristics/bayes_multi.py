@@ -588,7 +588,11 @@ class _MultiTargetRun:
         self.order = rng.permutation(cfg.N)
         self.init_items = np.sort(self.order[:cfg.init])
         rest = self.order[cfg.init:]
-        self.queues = [_BucketQueues(bk.labels, self.B, rest) for _ in range(Kt)]
+        # after the shared block every target draws its own items: an independent random order per target (one
+        # shared order would give every target the same items, so no target could learn about items it has not
+        # seen from the others' scores)
+        self.orders = [rest] + [rng.permutation(rest) for _ in range(Kt - 1)]
+        self.queues = [_BucketQueues(bk.labels, self.B, o) for o in self.orders]
         self.rand_pos = np.zeros(Kt, dtype=np.int64)
         self.evaluated = np.zeros((Kt, cfg.N), bool)
         self.counts = np.zeros((Kt, self.B), dtype=np.int64)
@@ -720,7 +724,7 @@ class _MultiTargetRun:
         return (not self.stopped[t]) and len(self.coresets[t]) < self.cfg.max_items
 
     def _random_item(self, t: int) -> int:
-        rest = self.order[self.cfg.init:]
+        rest = self.orders[t]
         while self.evaluated[t, rest[self.rand_pos[t]]]:
             self.rand_pos[t] += 1
         item = int(rest[self.rand_pos[t]])
@@ -845,7 +849,8 @@ def bayesame_multi_evaluate(reference_scores: Any, targets: Any, *, L: int | Non
         Bucketing tolerance for continuous reference scores.
     selection : {"auto", "active", "random"}
         By information gain in the unique regime (``"auto"``), always, or
-        never (random items, in a seeded order).
+        never (random items: each target in its own seeded random order, so
+        different targets evaluate different items after the initial block).
     max_items : int, optional
         Largest coreset per target (default N).
     stop : bool

@@ -177,6 +177,24 @@ def test_stopping_rule_seed_and_callable_targets():
     assert not np.array_equal(a[0].coreset, c[0].coreset)
 
 
+def test_random_selection_draws_items_independently_per_target():
+    """Regression: after the shared initial block each target samples its own items (one shared order made every
+    target's coreset identical, so the joint model could never transfer scores to items a target had not seen)."""
+    R, T = _data(12, N=200, Kt=3)
+    res = bayesame_multi_evaluate(R, T, selection="random", max_items=50, stop=False, seed=4, fit_steps=5,
+                                  min_fit_steps=1)
+    init = res.info["init"]
+    own = [set(r.coreset[init:].tolist()) for r in res]
+    assert all(len(s) == 50 - init for s in own)
+    assert all(np.array_equal(np.sort(r.coreset[:init]), np.sort(res[0].coreset[:init])) for r in res)
+    for a in range(3):
+        for b in range(a + 1, 3):  # independent uniform draws of 30 of 180 items overlap in about 5
+            assert len(own[a] & own[b]) < 15
+    avg = bayesame_multi_evaluate(R, T, selection="random", strategy="average", max_items=50, stop=False, seed=4,
+                                  fit_steps=5, min_fit_steps=1)
+    assert len({tuple(sorted(r.coreset[init:].tolist())) for r in avg}) == 3
+
+
 def test_random_selection_and_max_items():
     R, T = _data(7, N=50, Kt=2)
     res = bayesame_multi_evaluate(R, T, selection="random", max_items=20, stop=False, seed=1, fit_steps=20)
