@@ -243,6 +243,26 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
     return summary
 
 
+def _fmt_ratio(x: float) -> str:
+    return "not reached" if math.isinf(x) else f"{x:.2f}"
+
+
+def markdown(summary: dict[str, Any]) -> list[str]:
+    """The study's table (one row per dataset / regime and coreset level) as Markdown lines."""
+    lines = ["| dataset / regime | seeds | n per target (share of N) | RMSE single | RMSE multi | "
+             "multi / single [95 % CI] | items multi / single [95 % CI] |", "|---|---|---|---|---|---|---|"]
+    for key, e in summary.items():
+        first = True
+        for frac, lv in e["levels"].items():
+            head = f"{key} (mean corr {e['corr']:.2f}) | {e['seeds']}" if first else " | "
+            first = False
+            rc, ic = lv["rmse_ratio_ci"], lv["item_ratio_ci"]
+            lines.append(f"| {head} | {lv['n_single']} ({frac:.1%}) | {lv['rmse_single']:.4f} | "
+                         f"{lv['rmse_multi']:.4f} | {lv['rmse_ratio']:.2f} [{rc[0]:.2f}, {rc[1]:.2f}] | "
+                         f"{_fmt_ratio(lv['item_ratio'])} [{_fmt_ratio(ic[0])}, {_fmt_ratio(ic[1])}] |")
+    return lines
+
+
 def _plot(summary: dict[str, Any], png: Path) -> None:
     import matplotlib
 
@@ -279,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-frac", type=float, default=None, help="coreset cap per target, share of N (default 0.2)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, coresets to 12 %% of N")
     ap.add_argument("--report-only", action="store_true", help="aggregate the jobs present, run none")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args(argv)
     data = args.data_dir or default_data_dir()
@@ -295,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
                     run_job(name, regime, seed, data, max_frac, args.out)
                     print(f"  job {name}-{regime}-{seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr,
                           flush=True)
-    report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000)
+    summary = report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000)
+    if args.markdown:
+        print("\n" + "\n".join(markdown(summary)))
     return 0
 
 
