@@ -299,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-frac", type=float, default=None, help="coreset cap per target, share of N (default 0.2)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, coresets to 12 %% of N")
     ap.add_argument("--report-only", action="store_true", help="aggregate the jobs present, run none")
+    ap.add_argument("--no-report", action="store_true", help="run the jobs only (aggregate later with --report-only)")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -316,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                     run_job(name, regime, seed, data, max_frac, args.out)
                     print(f"  job {name}-{regime}-{seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr,
                           flush=True)
+    if args.no_report:
+        return 0
     summary = report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000)
     if args.markdown:
         print("\n" + "\n".join(markdown(summary)))
