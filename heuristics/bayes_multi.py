@@ -192,11 +192,12 @@ class LMCObjective:
 
     def _inverse(self, c: np.ndarray) -> np.ndarray:
         """``K^{-1}`` (full, symmetric) from the lower Cholesky factor ``c``, shape (m, m)."""
-        inv, info = dpotri(c, lower=1)
+        inv, info = dpotri(c, lower=1, overwrite_c=1)  # the lower triangle; the upper one stays 0 (clean=1)
         if info != 0:  # pragma: no cover - c came from a successful dpotrf
             raise np.linalg.LinAlgError(f"dpotri failed ({info})")
-        low = np.tril(inv)
-        return low + np.tril(low, -1).T
+        full = inv + inv.T
+        full[np.diag_indices(self.m)] -= np.diagonal(inv)  # 2d - d = d exactly
+        return full
 
     def __call__(self, p: LMCParams, gradient: bool = False) -> float | tuple[float, np.ndarray]:
         """Value, or ``(value, gradient)`` with the gradient in the order of :meth:`LMCParams.vector`."""
