@@ -37,7 +37,8 @@ def test_report_compares_multi_and_single_at_the_same_coreset_size(tmp_path):
     assert lv["item_ratio"] == pytest.approx(10 / 12)  # multi reaches it at its first point, n = init = 10
     assert e["rs"][10] == pytest.approx(0.02) and e["rm"][0] == pytest.approx(0.01)  # n = 11 and n = 10
     table = bayes_multi.markdown(summary)
-    assert table[2].startswith("| ifeval/high (mean corr 0.50) | 3 | 12 (12.5%) | 0.0100 | 0.0100 | 1.00 [1.00, 1.00]")
+    assert table[2].startswith("| ifeval/high (mean corr 0.50) | 3 | 10 (10.0%) | 0.0200 | 0.0100 | 0.50 [0.50, 0.50]")
+    assert table[3].startswith("|  |  | 12 (12.5%) | 0.0100 | 0.0100 | 1.00 [1.00, 1.00] | 0.83 [0.83, 0.83]")
     assert (tmp_path / "multi_vs_single.csv").exists() and (tmp_path / "multi_vs_single.png").exists()
 
 
