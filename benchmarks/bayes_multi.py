@@ -5,6 +5,8 @@ Usage::
     python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi                    # every job, then the report
     python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --seeds 0 10       # jobs of seeds 0..9 only
     python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --report-only   # tables, PNG from the jobs
+    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --datasets ifeval --regimes high \
+        --seeds 0 4 --no-report                                       # one batch of jobs (e.g. under a lock)
     python -m benchsel.benchmarks.bayes_multi --quick --out /tmp/bm                        # 2 seeds, small coresets
 
 Design (the paper's, section 5.2, with our data):
