@@ -5,6 +5,8 @@ Usage::
     python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi                    # every job, then the report
     python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --seeds 0 10       # jobs of seeds 0..9 only
     python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --report-only   # tables, PNG from the jobs
+    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --datasets ifeval --regimes high \
+        --seeds 0 4 --no-report                                       # one batch of jobs (e.g. under a lock)
     python -m benchsel.benchmarks.bayes_multi --quick --out /tmp/bm                        # 2 seeds, small coresets
 
 Design (the paper's, section 5.2, with our data):
@@ -22,10 +24,12 @@ Design (the paper's, section 5.2, with our data):
   (``stop=False``), estimates recorded at every coreset size;
 * RMSE over (seed, target) at each coreset size ``n``; the multi-target curve
   starts at its initial block (10 % of the items on every target);
-* item ratio: for the RMSE single-target reaches at ``n_s`` (12.5 %, 15 %,
-  17.5 %, 20 % of N), the smallest ``n_m`` at which multi-target is at least
-  as accurate, reported as ``n_m / n_s`` (below 1: multi-target needs fewer
-  items), with a 95 % interval from a bootstrap over seeds (1000 resamples);
+* item ratio: for the RMSE single-target reaches at ``n_s`` (10 %, 12.5 %,
+  15 %, 17.5 %, 20 % of N), the smallest ``n_m`` at which multi-target is at
+  least as accurate, reported as ``n_m / n_s`` (below 1: multi-target needs
+  fewer items; it cannot go below ``init / n_s``, the multi-target curve
+  starting at its initial block), with a 95 % interval from a bootstrap over
+  seeds (1000 resamples);
 * RMSE ratio multi / single at equal ``n``, with the same bootstrap;
 * the stopping rule (``eps1 = 0.005``, ``W = 30``, ``eps2`` in 0.01, 0.02,
   0.03) on every trace: mean coreset size and RMSE at the stop.
@@ -64,7 +68,7 @@ DATASETS = {
 REGIMES = ("high", "low")
 N_TARGETS = 10
 EPS1, W, EPS2 = 0.005, 30, (0.01, 0.02, 0.03)
-LEVELS = (0.125, 0.15, 0.175, 0.2)
+LEVELS = (0.1, 0.125, 0.15, 0.175, 0.2)
 
 
 def scores(name: str, data_dir: Path) -> np.ndarray:
@@ -243,6 +247,26 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
     return summary
 
 
+def _fmt_ratio(x: float) -> str:
+    return "not reached" if math.isinf(x) else f"{x:.2f}"
+
+
+def markdown(summary: dict[str, Any]) -> list[str]:
+    """The study's table (one row per dataset / regime and coreset level) as Markdown lines."""
+    lines = ["| dataset / regime | seeds | n per target (share of N) | RMSE single | RMSE multi | "
+             "multi / single [95 % CI] | items multi / single [95 % CI] |", "|---|---|---|---|---|---|---|"]
+    for key, e in summary.items():
+        first = True
+        for frac, lv in e["levels"].items():
+            head = f"{key} (mean corr {e['corr']:.2f}) | {e['seeds']}" if first else " | "
+            first = False
+            rc, ic = lv["rmse_ratio_ci"], lv["item_ratio_ci"]
+            lines.append(f"| {head} | {lv['n_single']} ({frac:.1%}) | {lv['rmse_single']:.4f} | "
+                         f"{lv['rmse_multi']:.4f} | {lv['rmse_ratio']:.2f} [{rc[0]:.2f}, {rc[1]:.2f}] | "
+                         f"{_fmt_ratio(lv['item_ratio'])} [{_fmt_ratio(ic[0])}, {_fmt_ratio(ic[1])}] |")
+    return lines
+
+
 def _plot(summary: dict[str, Any], png: Path) -> None:
     import matplotlib
 
@@ -279,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-frac", type=float, default=None, help="coreset cap per target, share of N (default 0.2)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, coresets to 12 %% of N")
     ap.add_argument("--report-only", action="store_true", help="aggregate the jobs present, run none")
+    ap.add_argument("--no-report", action="store_true", help="run the jobs only (aggregate later with --report-only)")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args(argv)
     data = args.data_dir or default_data_dir()
@@ -295,7 +321,11 @@ def main(argv: list[str] | None = None) -> int:
                     run_job(name, regime, seed, data, max_frac, args.out)
                     print(f"  job {name}-{regime}-{seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr,
                           flush=True)
-    report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000)
+    if args.no_report:
+        return 0
+    summary = report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000)
+    if args.markdown:
+        print("\n" + "\n".join(markdown(summary)))
     return 0
 
 

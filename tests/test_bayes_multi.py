@@ -7,6 +7,7 @@ import pytest
 from benchsel.formulations.bayes import BayesModel
 from benchsel.heuristics.bayes_eval import EvaluationResult
 from benchsel.heuristics.bayes_multi import (
+    LMCObjective,
     LMCParams,
     MultiTargetResult,
     _JointPosterior,
@@ -93,7 +94,8 @@ def test_one_target_one_latent_is_the_single_target_model():
     assert np.allclose(post.cov_diag(0), np.diag(single.cov), atol=1e-10)
 
 
-def test_nll_gradient_matches_finite_differences():
+@pytest.mark.parametrize("form", ["cells", "pairs"])
+def test_nll_gradient_matches_finite_differences(form):
     rng = np.random.default_rng(3)
     L, Kt, u, m, Kr = 3, 2, 9, 14, 4
     phi = rng.uniform(size=(u, Kr))
@@ -104,15 +106,44 @@ def test_nll_gradient_matches_finite_differences():
     r = 0.3 * rng.normal(size=m)
     p = LMCParams(rng.uniform(0.5, 2, L), rng.uniform(0.5, 2, L), rng.normal(size=(L, Kt)), 0.05)
     ker = ("se", "matern32", "se")
-    val, g = lmc_nll(p, ker, Kr, sq, pos, t, sizes, r, gradient=True)
+    val, g = lmc_nll(p, ker, Kr, sq, pos, t, sizes, r, gradient=True, form=form)
     x = p.vector()
     for i in range(x.size):
         e = np.zeros_like(x)
         e[i] = 1e-6
-        hi = lmc_nll(LMCParams.from_vector(x + e, L, Kt), ker, Kr, sq, pos, t, sizes, r)
-        lo = lmc_nll(LMCParams.from_vector(x - e, L, Kt), ker, Kr, sq, pos, t, sizes, r)
+        hi = lmc_nll(LMCParams.from_vector(x + e, L, Kt), ker, Kr, sq, pos, t, sizes, r, form=form)
+        lo = lmc_nll(LMCParams.from_vector(x - e, L, Kt), ker, Kr, sq, pos, t, sizes, r, form=form)
         assert (hi - lo) / 2e-6 == pytest.approx(g[i], rel=1e-5, abs=1e-6)
-    assert val == pytest.approx(lmc_nll(p, ker, Kr, sq, pos, t, sizes, r))
+    assert val == pytest.approx(lmc_nll(p, ker, Kr, sq, pos, t, sizes, r, form=form))
+
+
+def test_nll_forms_agree_with_the_dense_kronecker_likelihood():
+    """Both routes of LMCObjective equal 1/2 r'K^-1 r + 1/2 log|K| with K from sum_l w_l w_l' (x) Sigma_l."""
+    rng = np.random.default_rng(11)
+    L, Kt, u, Kr = 4, 3, 12, 5
+    phi = rng.integers(0, 2, size=(u, Kr)).astype(float)
+    sq = ((phi[:, None] - phi[None]) ** 2).sum(-1)
+    pos = np.concatenate([np.tile(np.arange(u), Kt), rng.integers(0, u, 7)])  # a full grid plus repeated cells
+    t = np.concatenate([np.repeat(np.arange(Kt), u), rng.integers(0, Kt, 7)])
+    m = pos.size
+    sizes = rng.integers(1, 3, m).astype(float)
+    r = 0.2 * rng.normal(size=m)
+    p = LMCParams(rng.uniform(0.5, 2, L), rng.uniform(0.2, 1, L), rng.normal(size=(L, Kt)), 0.03)
+    ker = default_kernels(L)
+    S = _kernels(sq, p, ker, Kr)
+    Kfull = sum(np.kron(np.outer(p.W[l], p.W[l]), S[l]) for l in range(L))
+    idx = t * u + pos
+    K = Kfull[np.ix_(idx, idx)] + np.diag(p.sigma2 * sizes)
+    want = 0.5 * r @ np.linalg.solve(K, r) + 0.5 * np.linalg.slogdet(K)[1]
+    (vc, gc), (vp, gp) = (lmc_nll(p, ker, Kr, sq, pos, t, sizes, r, gradient=True, form=f) for f in ("cells", "pairs"))
+    assert vc == pytest.approx(want, rel=1e-10) and vp == pytest.approx(want, rel=1e-10)
+    assert np.allclose(gc, gp, rtol=1e-9, atol=1e-10)
+    assert LMCObjective(ker, Kr, sq, pos, t, sizes, r, Kt).form == "cells"  # few cells per observation pair
+    obs = (rng.integers(0, Kt, 20), np.ones(20), np.zeros(20), Kt)
+    sq_big = rng.uniform(size=(400, 400))
+    sq_big += sq_big.T
+    assert LMCObjective(ker, Kr, sq_big[:4, :4], rng.integers(0, 4, 20), *obs).form == "cells"
+    assert LMCObjective(ker, Kr, sq_big, rng.permutation(400)[:20], *obs).form == "pairs"  # 20 of 400 buckets
 
 
 @pytest.mark.parametrize("strategy", ["round-robin", "average"])
@@ -144,6 +175,24 @@ def test_stopping_rule_seed_and_callable_targets():
         assert w <= 0.05 and r.interval[1] - r.interval[0] == pytest.approx(w)
     c = bayesame_multi_evaluate(R, T, seed=8, fit_steps=30, eps2=0.05)
     assert not np.array_equal(a[0].coreset, c[0].coreset)
+
+
+def test_random_selection_draws_items_independently_per_target():
+    """Regression: after the shared initial block each target samples its own items (one shared order made every
+    target's coreset identical, so the joint model could never transfer scores to items a target had not seen)."""
+    R, T = _data(12, N=200, Kt=3)
+    res = bayesame_multi_evaluate(R, T, selection="random", max_items=50, stop=False, seed=4, fit_steps=5,
+                                  min_fit_steps=1)
+    init = res.info["init"]
+    own = [set(r.coreset[init:].tolist()) for r in res]
+    assert all(len(s) == 50 - init for s in own)
+    assert all(np.array_equal(np.sort(r.coreset[:init]), np.sort(res[0].coreset[:init])) for r in res)
+    for a in range(3):
+        for b in range(a + 1, 3):  # independent uniform draws of 30 of 180 items overlap in about 5
+            assert len(own[a] & own[b]) < 15
+    avg = bayesame_multi_evaluate(R, T, selection="random", strategy="average", max_items=50, stop=False, seed=4,
+                                  fit_steps=5, min_fit_steps=1)
+    assert len({tuple(sorted(r.coreset[init:].tolist())) for r in avg}) == 3
 
 
 def test_random_selection_and_max_items():

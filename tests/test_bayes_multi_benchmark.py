@@ -1,0 +1,49 @@
+"""The multi- vs single-target study's report: RMSE and item ratios compared at the same coreset size per target."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchsel.benchmarks import bayes_multi
+
+
+def _job(path, seed, N=100, init=10, mx=20, Kt=3, e_single=0.02, e_multi=0.01):
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(0.2, 0.8, Kt)
+    sign = np.where(rng.uniform(size=(Kt, 1)) < 0.5, -1.0, 1.0)
+    single = truth[:, None] + sign * e_single * np.ones((Kt, mx))
+    single[:, 11:] = truth[:, None] + sign * e_single / 2  # single reaches half its error from n = 12 on
+    multi = truth[:, None] + sign * e_multi * np.ones((Kt, mx - init + 1))
+    np.savez_compressed(path, truth=truth, targets=np.arange(Kt), refs=np.arange(4), init=init, N=N,
+                        multi_n=np.tile(np.arange(init, mx + 1), (Kt, 1)), multi_est=multi,
+                        multi_width=np.full(multi.shape, 0.1), single_est=single,
+                        single_width=np.full(single.shape, 0.1), corr=0.5, regime_unique=True, active=True,
+                        n_buckets=N, seconds=np.array([1.0, 1.0]), sigma2=1e-4)
+
+
+def test_report_compares_multi_and_single_at_the_same_coreset_size(tmp_path):
+    (tmp_path / "jobs").mkdir()
+    for s in range(3):
+        _job(tmp_path / "jobs" / f"ifeval-high-{s}.npz", s)
+    summary = bayes_multi.report(tmp_path, ["ifeval"], ["high"], n_boot=50, quiet=True)
+    e = summary["ifeval/high"]
+    assert e["seeds"] == 3 and e["init"] == 10
+    lv = e["levels"][0.125]  # n_s = 12: single RMSE 0.01 (from n = 12), multi 0.01 at every n >= 10
+    assert lv["n_single"] == 12
+    assert lv["rmse_single"] == pytest.approx(0.01) and lv["rmse_multi"] == pytest.approx(0.01)
+    assert lv["rmse_ratio"] == pytest.approx(1.0)
+    assert lv["item_ratio"] == pytest.approx(10 / 12)  # multi reaches it at its first point, n = init = 10
+    assert e["rs"][10] == pytest.approx(0.02) and e["rm"][0] == pytest.approx(0.01)  # n = 11 and n = 10
+    table = bayes_multi.markdown(summary)
+    assert table[2].startswith("| ifeval/high (mean corr 0.50) | 3 | 10 (10.0%) | 0.0200 | 0.0100 | 0.50 [0.50, 0.50]")
+    assert table[3].startswith("|  |  | 12 (12.5%) | 0.0100 | 0.0100 | 1.00 [1.00, 1.00] | 0.83 [0.83, 0.83]")
+    assert (tmp_path / "multi_vs_single.csv").exists() and (tmp_path / "multi_vs_single.png").exists()
+
+
+def test_item_ratio_not_reached_is_infinite():
+    rs = np.full(20, 0.01)
+    rm = np.full(11, 0.02)
+    assert math.isinf(bayes_multi._ratio(rs, rm, 10, 12))
+    assert bayes_multi._fmt_ratio(math.inf) == "not reached"
