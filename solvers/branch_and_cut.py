@@ -213,7 +213,7 @@ class BranchAndCut:
         self.best_sel: np.ndarray | None = None
         self.UB = np.inf
         self.cut_age = np.zeros(0, dtype=np.int32)  # per LP row beyond the static ones
-        self.cut_rows: list[Any] = []  # those rows (CSR blocks, in LP order) and their bounds
+        # the rows themselves live only in HiGHS (read back when they leave for the pool); their bounds:
         self.cut_lb = np.zeros(0)
         self.cut_ub = np.zeros(0)
         self.pool = _CutPool(self.n, self.opt.pool_size, self.opt.pool_nnz)
@@ -457,7 +457,6 @@ class BranchAndCut:
         self.h.addRows(int(A.shape[0]), block.lb.astype(np.float64), block.ub.astype(np.float64), int(A.nnz),
                        A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64))
         self.cut_age = np.concatenate([self.cut_age, np.zeros(A.shape[0], dtype=np.int32)])
-        self.cut_rows.append(A)
         self.cut_lb = np.concatenate([self.cut_lb, block.lb.astype(np.float64)])
         self.cut_ub = np.concatenate([self.cut_ub, block.ub.astype(np.float64)])
         self.stats["cuts"] += int(A.shape[0])
@@ -477,13 +476,16 @@ class BranchAndCut:
             return
         import scipy.sparse as sp
 
-        A = sp.vstack(self.cut_rows, format="csr") if len(self.cut_rows) > 1 else self.cut_rows[0]
         keep = np.ones(self.cut_age.size, dtype=bool)
         keep[old] = False
-        self.pool.add(A[old], lo[old], up[old])
         rows = (old + self.n_static).astype(np.int32)
+        # the leaving rows are read back from HiGHS: no copy of the LP's rows is kept here
+        _, start, index, value = self.h.getRowsEntries(int(rows.size), rows)
+        indptr = np.append(np.asarray(start, dtype=np.int64), len(index))
+        A_old = sp.csr_array((np.asarray(value, dtype=np.float64), np.asarray(index, dtype=np.int32), indptr),
+                             shape=(rows.size, self.n))
+        self.pool.add(A_old, lo[old], up[old])
         self.h.deleteRows(int(rows.size), rows)
-        self.cut_rows = [A[keep]]
         self.cut_lb, self.cut_ub, self.cut_age = lo[keep], up[keep], self.cut_age[keep]
         self.stats["cuts_aged_out"] += int(old.size)
 
