@@ -1,16 +1,21 @@
-"""Time to proof of the BayesAME batch problem: the MIQP through ``"scip"`` against ``"exhaustive"``.
+"""Time to proof of the BayesAME batch problem through ``"scip"`` against ``"exhaustive"``.
 
 Usage::
 
     python -m benchsel.benchmarks.bayes_miqp --family continuous --out results/miqp/continuous.csv
     python -m benchsel.benchmarks.bayes_miqp --family binary --out results/miqp/binary.csv
     python -m benchsel.benchmarks.bayes_miqp --family binary --cells 4:5 5:10 --time-limit 30
+    python -m benchsel.benchmarks.bayes_miqp --family binary --cells 4:40 --methods scip
     python -m benchsel.benchmarks.bayes_miqp --summary results/miqp/continuous.csv results/miqp/binary.csv
 
-Both methods get the same time limit (60 s by default) on the same instance;
-a run is *proven* when it ends ``optimal`` (for ``"scip"``: with the
-selection's exact objective within the requested gap, 1e-6, plus SCIP's
-tolerance slack of SCIP's bound — otherwise ``"unknown"``).
+Methods (``--methods``, all three by default): ``exhaustive`` (enumeration),
+``scip`` (SCIP on the default statement, the perspective outer approximation
+with lazy cuts: ``model="oa"``) and ``scip-miqp`` (SCIP on the mixed-integer
+quadratic program: ``model="miqp"``). Every method gets the same time limit
+(60 s by default) on the same instance; a run is *proven* when it ends
+``optimal`` (for SCIP: with the selection's exact objective within the
+requested gap, 1e-6, plus SCIP's tolerance slack of SCIP's bound — otherwise
+``"unknown"``).
 
 Families (one seeded instance per cell, 10 items already observed):
 
@@ -48,6 +53,12 @@ from ._rows import add_summary_options, append_rows, print_summary
 CONTINUOUS_CELLS = ("20:4", "40:4", "60:4", "80:4", "120:4", "40:3", "40:5", "40:6", "40:8", "60:8")
 BINARY_CELLS = ("4:5", "4:10", "4:15", "4:20", "5:5", "5:10", "5:15", "6:5", "6:10", "6:15")
 IFEVAL = "benchmark_prediction/openllm_v2_ifeval.npz"
+#: method label -> (registered method, options)
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "exhaustive": ("exhaustive", {"max_candidates": 10 ** 12}),
+    "scip": ("scip", {"model": "oa"}),
+    "scip-miqp": ("scip", {"model": "miqp"}),
+}
 
 
 def continuous_instance(n_u: int, k: int, seed: int = 0) -> BatchInformationGain:
@@ -68,8 +79,8 @@ def binary_instance(data_dir: Path, n_ref: int, k: int, seed: int = 0) -> BatchI
 
 
 def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float, quiet: bool = False,
-        out: Path | None = None) -> list[dict[str, Any]]:
-    """Both methods on every cell; rows are appended to ``out`` cell by cell."""
+        out: Path | None = None, methods: tuple[str, ...] = tuple(METHODS)) -> list[dict[str, Any]]:
+    """Every method (labels of :data:`METHODS`) on every cell; rows are appended to ``out`` cell by cell."""
     rows: list[dict[str, Any]] = []
     if not quiet:
         print(f"{'cell':>7} {'|U|':>5} {'k':>3} {'buckets':>7} {'space':>10} {'method':10} {'proven':>6} "
@@ -85,10 +96,10 @@ def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float,
         space = count_vectors(f.data.avail, k) if family == "binary" else math.comb(n_u, k)
         ref = None
         first = len(rows)
-        for m in ("exhaustive", "scip"):
-            opts: dict[str, Any] = {"max_candidates": 10 ** 12} if m == "exhaustive" else {}
+        for m in methods:
+            method, opts = METHODS[m]
             try:
-                res = solve(f, m, time_limit=time_limit, seed=0, **opts)
+                res = solve(f, method, time_limit=time_limit, seed=0, **opts)
             except InvalidInputError as e:  # the enumeration refuses a space beyond max_candidates
                 rows.append({"family": family, "cell": cell, "U": n_u, "k": k, "U_times_k": n_u * k,
                              "buckets": f.data.n_buckets, "space": space, "method": m, "proven": False,
@@ -101,7 +112,7 @@ def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float,
             if m == "exhaustive" and proven:
                 ref = res.objective
             note = ""
-            if m == "scip":
+            if method == "scip":
                 note = str(res.extra.get("scip_status", ""))
                 if ref is not None and proven:
                     note += f", agrees with exhaustive: {abs(res.objective - ref) <= 1e-9 * max(ref, 1e-12)}"
@@ -123,7 +134,7 @@ def run(family: str, cells: list[str], data_dir: Path | None, time_limit: float,
 def summarize(rows: list[dict[str, Any]]) -> list[str]:
     lines = []
     for fam in dict.fromkeys(r["family"] for r in rows):
-        for m in ("exhaustive", "scip"):
+        for m in [m for m in METHODS if any(r["method"] == m for r in rows)]:
             pr = [r for r in rows if r["family"] == fam and r["method"] == m and str(r["proven"]) == "True"]
             if not pr:
                 lines.append(f"{fam:10} {m:10}: proved nothing")
@@ -138,22 +149,27 @@ def summarize(rows: list[dict[str, Any]]) -> list[str]:
 
 def markdown(rows: list[dict[str, Any]]) -> list[str]:
     """A Markdown table, one line per cell: |U|, k, the search space, and each method's outcome and seconds."""
-    lines = ["| family | cell | \\|U\\| | k | \\|U\\| x k | space | exhaustive | s | scip | s | scip gap |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    present = [m for m in METHODS if any(r["method"] == m for r in rows)]
+    head = "| family | cell | \\|U\\| | k | \\|U\\| x k | space | " + " | ".join(f"{m} | s" for m in present)
+    head += " | " + " | ".join(f"{m} gap" for m in present if m != "exhaustive") + " |"
+    n_cols = 6 + 2 * len(present) + sum(m != "exhaustive" for m in present)
+    lines = [head, "|" + "---|" * n_cols]
     for fam, cell in dict.fromkeys((r["family"], r["cell"]) for r in rows):
         pr = {r["method"]: r for r in rows if r["family"] == fam and r["cell"] == cell}
-        e, s = pr.get("exhaustive"), pr.get("scip")
-        any_row = e or s
-        assert any_row is not None
+        any_row = next(iter(pr.values()))
 
         def outcome(r: dict[str, Any] | None) -> list[str]:
             if r is None:
                 return ["", ""]
             return ["proven" if str(r["proven"]) == "True" else str(r["termination"]), f"{float(r['seconds']):.1f}"]
 
-        gap = "" if s is None or s["gap"] in ("", None) else f"{float(s['gap']):.1e}"
+        def gap(r: dict[str, Any] | None) -> str:
+            return "" if r is None or r["gap"] in ("", None) else f"{float(r['gap']):.1e}"
+
+        cells = [c for m in present for c in outcome(pr.get(m))] + [gap(pr.get(m)) for m in present
+                                                                      if m != "exhaustive"]
         lines.append(f"| {fam} | {cell} | {any_row['U']} | {any_row['k']} | {any_row['U_times_k']} | "
-                     f"{float(any_row['space']):.3g} | " + " | ".join(outcome(e) + outcome(s)) + f" | {gap} |")
+                     f"{float(any_row['space']):.3g} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -163,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", choices=["continuous", "binary"], default="continuous")
     ap.add_argument("--cells", nargs="+", default=None, help="|U|:k (continuous) or Kr:k (binary)")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                    help="methods to run (default: all)")
     ap.add_argument("--data-dir", type=Path, default=None)
     add_summary_options(ap, "CSV file (appended to when it exists)")
     args = ap.parse_args(argv)
@@ -174,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: openllm_v2_ifeval not found under <data>/responses; pass --data-dir", file=sys.stderr)
         return 2
     cells = args.cells or list(CONTINUOUS_CELLS if args.family == "continuous" else BINARY_CELLS)
-    rows = run(args.family, cells, data, args.time_limit, out=args.out)
+    rows = run(args.family, cells, data, args.time_limit, out=args.out, methods=tuple(args.methods))
     print()
     print("\n".join(summarize(rows)))
     return 0

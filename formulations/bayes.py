@@ -35,7 +35,7 @@ from scipy.linalg.lapack import dpotri
 from scipy.optimize import minimize
 
 from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.model import LinearModel, ModelBuilder
+from benchsel.solvers.model import LinearModel, ModelBuilder, RowBlock
 from benchsel.solvers.validation import (
     MAX_MAGNITUDE,
     as_array,
@@ -980,6 +980,72 @@ def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, alpha: Any, si
     return as_index_array(coreset, N, "coreset")
 
 
+class _BatchOACuts:
+    """Tangent cuts of the batch problem's perspective function (:meth:`BatchInformationGain._oa_model`).
+
+    Parameters
+    ----------
+    data : BatchData
+    bcol : ndarray of int, shape (n,)
+        Bucket of each copy column.
+    z : ndarray of int, shape (n,)
+        Global columns of the copies.
+    t : int
+        Global column of the scaled objective ``t``.
+    scale : float
+        ``s`` of the master.
+    """
+
+    name = "batch_oa"
+
+    def __init__(self, data: BatchData, bcol: np.ndarray, z: np.ndarray, t: int, scale: float) -> None:
+        self.S = 0.5 * (data.S + data.S.T)
+        self.D = np.asarray(data.noise, dtype=float)
+        self.u = np.asarray(data.v, dtype=float) / data.N
+        self.bcol, self.z, self.t, self.s = bcol, np.asarray(z), int(t), float(scale)
+        self.B = int(data.n_buckets)
+        self.stats = {"oa_cuts": 0, "oa_separations": 0}
+
+    def tangent(self, n: np.ndarray) -> tuple[float, float, np.ndarray]:
+        """``f(n)``, and the cut ``f >= c0 - c @ n`` touching it at ``n`` (shapes: (B,) in, (B,) out)."""
+        n = np.clip(np.asarray(n, dtype=float), 0.0, None)
+        sup = np.flatnonzero(n > 1e-12)
+        W = np.zeros(self.B)
+        if sup.size:
+            M = self.S[np.ix_(sup, sup)] + np.diag(self.D[sup] / n[sup])
+            try:
+                W[sup] = cho_solve(cho_factor(M, lower=True, check_finite=False), self.u[sup], check_finite=False)
+            except np.linalg.LinAlgError:
+                W[sup] = np.linalg.lstsq(M, self.u[sup], rcond=None)[0]
+        SW = self.S @ W
+        c0 = -float(W @ SW)
+        c = (self.u - SW) ** 2 / self.D
+        value = float(W @ SW + np.sum(self.D[sup] * W[sup] ** 2 / n[sup]) - 2.0 * self.u @ W)
+        return value, c0, c
+
+    def rows_at(self, points: list[np.ndarray]) -> RowBlock:
+        """The tangent cut at each count vector of ``points`` (each shape (B,)), as rows of the master."""
+        return self._rows([self.tangent(n)[1:] for n in points])
+
+    def _rows(self, cuts: list[tuple[float, np.ndarray]]) -> RowBlock:
+        """Rows ``t + s c[bcol] @ z >= s c0`` of cuts ``(c0, c)`` (``c`` shape (B,))."""
+        width = self.z.size + 1
+        cols = np.tile(np.concatenate([[self.t], self.z]), len(cuts))
+        vals = np.concatenate([np.concatenate([[1.0], self.s * c[self.bcol]]) for _, c in cuts])
+        lb = np.asarray([self.s * c0 for c0, _ in cuts], dtype=float)
+        return RowBlock(np.repeat(np.arange(len(cuts)), width), cols, vals, lb, np.full(len(cuts), np.inf))
+
+    def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
+        """The tangent at ``x``'s count vector when ``x``'s ``t`` lies below ``s f(n)`` by more than ``tol``."""
+        self.stats["oa_separations"] += 1
+        n = np.bincount(self.bcol, weights=np.asarray(x, dtype=float)[self.z], minlength=self.B)
+        value, c0, c = self.tangent(n)
+        if float(x[self.t]) >= self.s * value - tol:
+            return None
+        self.stats["oa_cuts"] += 1
+        return self._rows([(c0, c)])
+
+
 class BatchInformationGain(Formulation):
     """Batch information gain of BayesAME: ``max_{A subset U, |A| = k} beta(A)``.
 
@@ -1179,7 +1245,71 @@ class BatchInformationGain(Formulation):
         return self.data.to_items(self.data.greedy()[0])
 
     # ------------------------------------------------------ quadratic model
-    def linear_model(self, *, allow_lazy: bool = False, **options: Any) -> LinearModel:
+    #: ``linear_model(model=...)``: ``"miqp"`` (the quadratic statement), ``"oa"`` (its perspective
+    #: outer approximation, lazy rows) or ``"auto"`` (``"oa"`` for consumers of lazy rows, else ``"miqp"``).
+    model_options: ClassVar[dict[str, tuple[str, ...]]] = {"model": ("auto", "miqp", "oa")}
+
+    def linear_model(self, *, allow_lazy: bool = False, model: str = "auto", **options: Any) -> LinearModel:
+        """The batch problem as a mixed-integer program over the bucket copies.
+
+        Two statements of the same problem (both exact; see :meth:`_miqp_model`
+        and :meth:`_oa_model`):
+
+        ``"miqp"``
+            A mixed-integer quadratic program (``LinearModel.Q`` set): what MPS
+            export and Pyomo get.
+        ``"oa"``
+            Its perspective reformulation's outer approximation: a linear
+            master (selection binaries and one objective column) whose cuts
+            are generated on demand (``LinearModel.lazy``): what ``"scip"``
+            gets (``"auto"`` with a consumer of lazy rows).
+
+        Parameters
+        ----------
+        allow_lazy : bool
+            The consumer separates lazy rows (``"oa"`` needs it).
+        model : {"auto", "miqp", "oa"}
+        **options
+            None other are defined; any is refused.
+
+        Returns
+        -------
+        LinearModel
+        """
+        self.check_model_options({"model": model, **options})
+        if model == "auto":
+            model = "oa" if allow_lazy else "miqp"
+        if model == "oa" and not allow_lazy:
+            raise InvalidInputError(
+                "model: 'oa' generates its cuts on demand, which this consumer (MPS export or Pyomo) cannot do; "
+                "use model='miqp'"
+            )
+        return self._oa_model() if model == "oa" else self._miqp_model()
+
+    def _copies(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Bucket copies: bucket of each copy, its rank within the bucket and its item, each shape (n,).
+
+        Bucket ``b`` keeps ``min(k, avail_b)`` copies, its lowest-index unevaluated items.
+        """
+        d = self.data
+        copies = np.minimum(d.avail, d.k)
+        bcol = np.repeat(np.arange(d.n_buckets), copies)
+        first = np.concatenate([[0], np.cumsum(copies)[:-1]])
+        pos = np.arange(bcol.size) - first[bcol]
+        order = np.lexsort((d.items, d.labels))
+        bucket_start = np.searchsorted(d.labels[order], np.arange(d.n_buckets))
+        return bcol, pos, d.items[order[bucket_start[bcol] + pos]]
+
+    @staticmethod
+    def _order_rows(b: ModelBuilder, z: np.ndarray, pos: np.ndarray) -> None:
+        """``z_{b,m} >= z_{b,m+1}``: a bucket's copies are taken in order (no symmetric duplicates)."""
+        later = np.flatnonzero(pos > 0)
+        if later.size:
+            rows = np.arange(later.size)
+            b.add_rows("order", rows=np.concatenate([rows, rows]), cols=np.concatenate([z[later - 1], z[later]]),
+                       vals=np.concatenate([np.ones(later.size), -np.ones(later.size)]), lb=np.zeros(later.size))
+
+    def _miqp_model(self) -> LinearModel:
         """The batch problem as a mixed-integer quadratic program (count-vector form).
 
         Items of one bucket are interchangeable, so each live bucket ``b`` keeps
@@ -1209,13 +1339,6 @@ class BatchInformationGain(Formulation):
         ``d_b = sigma^2 N_b`` and ``Pi`` the posterior covariance of the bucket
         abilities given every unevaluated item.
 
-        Parameters
-        ----------
-        allow_lazy : bool
-            Ignored (the statement has no lazy rows).
-        **options
-            None are defined (``model_options`` is empty); any is refused.
-
         Returns
         -------
         LinearModel
@@ -1223,16 +1346,9 @@ class BatchInformationGain(Formulation):
             ``card``, ``order``, ``on_upper``, ``on_lower``, ``factor``;
             ``Q`` diagonal.
         """
-        self.check_model_options(options)
         d = self.data
         Bu, k, N = d.n_buckets, d.k, d.N
-        copies = np.minimum(d.avail, k)
-        bcol = np.repeat(np.arange(Bu), copies)  # bucket of each copy
-        first = np.concatenate([[0], np.cumsum(copies)[:-1]])
-        pos = np.arange(bcol.size) - first[bcol]  # rank of the copy within its bucket
-        order = np.lexsort((d.items, d.labels))
-        bucket_start = np.searchsorted(d.labels[order], np.arange(Bu))
-        copy_items = d.items[order[bucket_start[bcol] + pos]]
+        bcol, pos, copy_items = self._copies()
         n = bcol.size
         var_R = max(float(self.var_R), 1e-300)
         # w bounds: sqrt(Var(R|C) (Sigma_U^{-1})_ii)
@@ -1252,11 +1368,7 @@ class BatchInformationGain(Formulation):
         w = b.add_vars("w", n, lb=-M[bcol], ub=M[bcol], cost=-(2.0 / N) * d.v[bcol])
         g = b.add_vars("g", r, lb=-gmax, ub=gmax)
         b.add_cardinality("card", z, k)
-        later = np.flatnonzero(pos > 0)
-        if later.size:
-            rows = np.arange(later.size)
-            b.add_rows("order", rows=np.concatenate([rows, rows]), cols=np.concatenate([z[later - 1], z[later]]),
-                       vals=np.concatenate([np.ones(later.size), -np.ones(later.size)]), lb=np.zeros(later.size))
+        self._order_rows(b, z, pos)
         rows = np.arange(n)
         b.add_rows("on_upper", rows=np.concatenate([rows, rows]), cols=np.concatenate([w, z]),
                    vals=np.concatenate([np.ones(n), -M[bcol]]), ub=np.zeros(n))
@@ -1270,6 +1382,62 @@ class BatchInformationGain(Formulation):
         b.add_quadratic_objective(w, w, 2.0 * noise[bcol])
         return b.build(selection_block="z", selection_items=copy_items, objective_sign=-1,
                        meta={"variant": "miqp-counts", "copies": n, "rank": r, "buckets": Bu})
+
+    def _oa_model(self) -> LinearModel:
+        """The perspective outer approximation of the batch problem: a linear master with lazy cuts.
+
+        With ``n_b`` the copies taken from bucket ``b`` (a sum of selection
+        binaries), ``-beta`` is the value of the convex function
+
+            f(n) = min_W  W' S W + sum_b D_b W_b^2 / n_b - (2/N) v' W     (W_b = 0 where n_b = 0)
+
+        (``S = Sigma|C`` over the live buckets, ``D_b = sigma^2 N_b``: the
+        perspective of the noise squares), and for *every* ``W'``
+
+            f(n) >= -W'' S W' - sum_b n_b (v_b/N - (S W')_b)^2 / D_b          (a cut, linear in n)
+
+        with equality at ``n`` when ``W'`` is the minimiser at ``n``
+        (``S`` positive semi-definite: ``W'SW >= 2 W''SW - W''SW'``, then the
+        minimum over each ``W_b`` is in closed form). The master is::
+
+            min  t / s    s.t.  sum_i z_i = k,  z_{b,m} >= z_{b,m+1},
+                                t + s sum_i c_{b(i)} z_i >= s c_0          (every cut generated)
+
+        ``s`` (the inverse of the greedy batch's ``beta``) puts ``t`` in units
+        of the objective's size, so SCIP's absolute tolerances act relative
+        to it. Cuts are separated at every point SCIP asks about (fractional
+        LP solutions too): the tangent at the point's count vector. Because
+        any ``W'`` gives a valid cut, an inexact linear solve only weakens a
+        cut, never makes it cut off a solution; at a 0/1 point the tangent is
+        exact, so the master's optimum is the batch problem's. Two cuts are
+        stated up front: at the greedy batch and at the uniform count vector.
+
+        Returns
+        -------
+        LinearModel
+            Blocks ``z`` (selection, one column per copy) and ``t`` (one
+            column); rows ``card``, ``order``, ``oa0``; ``lazy`` the cut
+            generator.
+        """
+        d = self.data
+        bcol, pos, copy_items = self._copies()
+        n = bcol.size
+        gb, greedy = d.greedy()
+        s = 1.0 / max(greedy, 1e-300) if greedy > 0 else 1.0 / max(float(self.var_R), 1e-300)
+        var_R = max(float(self.var_R), 0.0)
+        b = ModelBuilder("bayes_batch_oa")
+        z = b.add_vars("z", n, lb=0, ub=1, integer=True)
+        t = b.add_vars("t", 1, lb=-s * var_R * (1.0 + 1e-6) - 1e-9, ub=0.0, cost=1.0 / s)
+        b.add_cardinality("card", z, d.k)
+        self._order_rows(b, z, pos)
+        cuts = _BatchOACuts(d, bcol, z, int(t[0]), s)
+        points = [np.bincount(gb, minlength=d.n_buckets).astype(float)]
+        m = np.minimum(d.avail, d.k).astype(float)
+        points.append(m * (d.k / m.sum()))
+        block = cuts.rows_at(points)
+        b.add_rows("oa0", rows=block.rows, cols=block.cols, vals=block.vals, lb=block.lb)
+        return b.build(selection_block="z", selection_items=copy_items, objective_sign=-1, lazy=cuts,
+                       meta={"variant": "oa-counts", "copies": n, "buckets": d.n_buckets, "objective_scale": s})
 
     def result_extras(self, selection: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {

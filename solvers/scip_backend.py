@@ -358,6 +358,9 @@ def _complete(model: LinearModel, selection: np.ndarray, time_limit: float | Non
 
 def _auto_scale(model: LinearModel, n_epigraphs: int, key: Callable[[np.ndarray], float | None] | None,
                 warm_start: np.ndarray | None) -> float:
+    hint = model.meta.get("objective_scale")
+    if hint is not None:  # the formulation knows its objective's size (e.g. BayesAME's outer approximation)
+        return float(np.clip(float(hint), 1e-8, 1e8))
     if not model.is_quadratic or key is None or warm_start is None:
         return 1.0
     v = key(np.asarray(warm_start))
@@ -518,8 +521,12 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
     if handler is not None:
         extra["lazy_cuts"] = handler.rows_added
         extra["lazy_separations"] = handler.separations
-    # an optimality claim on a quadratic model is checked against the exact objective
-    if term == Termination.OPTIMAL and model.is_quadratic and key is not None and sel is not None and bound is not None:
+        stats = getattr(lazy, "stats", None)
+        if isinstance(stats, dict):  # the generator's own counters (e.g. BayesAME's outer-approximation cuts)
+            extra.update({k: v for k, v in stats.items() if np.isscalar(v)})
+    # an optimality claim on a quadratic model or one with lazy rows is checked against the exact objective
+    if (term == Termination.OPTIMAL and (model.is_quadratic or lazy is not None) and key is not None
+            and sel is not None and bound is not None):
         exact = key(sel)
         if exact is not None:
             gap = abs(exact - bound) / max(abs(exact), 1e-9)

@@ -90,16 +90,54 @@ def test_scip_params_are_passed_and_bad_ones_named():
 
 
 # ------------------------------------------------------------------ the MIQP
+@pytest.mark.parametrize("model,variant", [("auto", "oa-counts"), ("oa", "oa-counts"), ("miqp", "miqp-counts")])
 @pytest.mark.parametrize("seed,binary,k", [(0, False, 3), (1, True, 3), (2, False, 4), (3, True, 5)])
-def test_batch_miqp_proves_the_exhaustive_optimum(seed, binary, k):
+def test_batch_miqp_proves_the_exhaustive_optimum(seed, binary, k, model, variant):
     f = _bayes(seed, binary=binary, k=k, N=22 if binary else 18)
     ex = solve(f, "exhaustive")
-    res = solve(f, "scip", time_limit=60)
+    res = solve(f, "scip", time_limit=60, model=model)
     assert res.termination == "optimal" and res.feasible
     assert res.objective == pytest.approx(ex.objective, rel=1e-7)
     assert res.gap is not None and res.gap <= 1e-6 + 1e-6  # requested gap plus SCIP's tolerance slack
     assert res.extra["verified_gap"] == pytest.approx(res.gap, rel=1e-6, abs=1e-12)
-    assert res.extra["model_variant"] == "miqp-counts"
+    assert res.extra["model_variant"] == variant
+    if variant == "oa-counts":
+        assert res.extra["oa_cuts"] >= 0 and res.extra["oa_separations"] > 0
+
+
+def test_batch_outer_approximation_cuts_are_tangent_and_valid():
+    """Every cut lies below f everywhere (random count vectors) and touches it at its own point."""
+    from benchsel.formulations.bayes import _BatchOACuts
+
+    rng = np.random.default_rng(5)
+    for binary in (False, True):
+        f = _bayes(6, binary=binary, k=4, N=24)
+        d = f.data
+        model = f.linear_model(allow_lazy=True, model="oa")
+        cuts = model.lazy
+        assert isinstance(cuts, _BatchOACuts)
+        m = np.minimum(d.avail, d.k).astype(float)
+        for _ in range(20):
+            p = rng.uniform(size=d.n_buckets) * m
+            p *= d.k / p.sum()
+            value, c0, c = cuts.tangent(p)
+            assert c0 - c @ p == pytest.approx(value, rel=1e-9, abs=1e-15)
+            for _ in range(5):
+                q = rng.uniform(size=d.n_buckets) * m
+                assert cuts.tangent(q)[0] >= c0 - c @ q - 1e-12
+        # at a 0/1 point the function is -beta of the batch
+        buckets = d.greedy()[0]
+        n = np.bincount(buckets, minlength=d.n_buckets).astype(float)
+        assert -cuts.tangent(n)[0] == pytest.approx(d.value(buckets), rel=1e-9)
+
+
+def test_batch_outer_approximation_is_refused_where_cuts_cannot_be_generated(tmp_path):
+    f = _bayes(7, k=3)
+    with pytest.raises(InvalidInputError, match=r"model: 'oa' generates its cuts on demand"):
+        f.linear_model(model="oa")
+    with pytest.raises(InvalidInputError, match=r"model: expected one of"):
+        f.linear_model(model="nope")
+    assert f.linear_model().meta["variant"] == "miqp-counts"  # MPS export and Pyomo get the MIQP
 
 
 def test_an_unverifiable_optimality_claim_is_not_reported_as_optimal():

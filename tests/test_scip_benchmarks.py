@@ -13,16 +13,23 @@ needs_scip = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not i
 @needs_scip
 def test_miqp_cell_proven_by_both_and_tabulated(tmp_path):
     rows = bayes_miqp.run("continuous", ["8:2"], None, time_limit=20, quiet=True, out=tmp_path / "m.csv")
-    assert [r["method"] for r in read_rows([tmp_path / "m.csv"])] == ["exhaustive", "scip"]
-    assert [r["method"] for r in rows] == ["exhaustive", "scip"]
+    methods = ["exhaustive", "scip", "scip-miqp"]
+    assert [r["method"] for r in read_rows([tmp_path / "m.csv"])] == methods
+    assert [r["method"] for r in rows] == methods
     assert all(r["proven"] for r in rows)
-    e, s = rows
-    assert abs(e["beta"] - s["beta"]) <= 1e-6 * max(abs(e["beta"]), 1e-12)
-    assert "agrees with exhaustive: True" in s["note"]
+    e, s, q = rows
+    for r in (s, q):
+        assert abs(e["beta"] - r["beta"]) <= 1e-6 * max(abs(e["beta"]), 1e-12)
+        assert "agrees with exhaustive: True" in r["note"]
     text = "\n".join(bayes_miqp.summarize(rows))
     assert "exhaustive: proved 1 cells" in text and "scip      : proved 1 cells" in text
+    assert "scip-miqp : proved 1 cells" in text
     table = bayes_miqp.markdown(rows)
+    assert table[0].startswith("| family | cell | \\|U\\| | k |") and "| scip-miqp | s |" in table[0]
+    assert table[1].count("---") == table[0].replace("\\|", "").count("|") - 1  # one rule per column
     assert table[2].startswith("| continuous | 8:2 | 8 | 2 | 16 | 28 | proven |")
+    only = bayes_miqp.run("continuous", ["8:2"], None, time_limit=20, quiet=True, methods=("scip",))
+    assert [r["method"] for r in only] == ["scip"] and only[0]["proven"]
 
 
 def test_scip_compare_summary_and_table_from_rows():
