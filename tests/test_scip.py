@@ -103,6 +103,8 @@ def test_batch_miqp_proves_the_exhaustive_optimum(seed, binary, k, model, varian
     assert res.extra["model_variant"] == variant
     if variant == "oa-counts":
         assert res.extra["oa_cuts"] >= 0 and res.extra["oa_separations"] > 0
+        # the master's own scale (one over the greedy batch's beta) is SCIP's objective scale
+        assert res.extra["scip_objective_scale"] == pytest.approx(1.0 / f.data.greedy()[1], rel=1e-12)
 
 
 def test_batch_outer_approximation_cuts_are_tangent_and_valid():
