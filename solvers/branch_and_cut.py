@@ -67,6 +67,12 @@ class BnCOptions:
     pool_nnz : int
         Most non-zeros kept in the pool (about 12 bytes each); the oldest rows
         are forgotten first. Bounds the pool's memory on long runs.
+    lp_nnz : int
+        Most non-zeros of the cut rows in the LP (HiGHS keeps several copies
+        of its matrix, tens of bytes per non-zero in all). Above it, cuts
+        that are slack in the last LP leave for the pool before their age,
+        the longest slack first, until three quarters of it remain; cuts
+        binding in the LP always stay (``0``: no cap).
     heuristic_every : int
         Node heuristic (rounding plus eager swaps) every this many nodes
         (``0``: only at the root).
@@ -90,6 +96,7 @@ class BnCOptions:
     cut_age: int = 8
     pool_size: int = 200_000
     pool_nnz: int = 4_000_000
+    lp_nnz: int = 3_000_000
     heuristic_every: int = 10
     plunge: float = 0.5
     strong: int = 0
@@ -213,6 +220,7 @@ class BranchAndCut:
         self.best_sel: np.ndarray | None = None
         self.UB = np.inf
         self.cut_age = np.zeros(0, dtype=np.int32)  # per LP row beyond the static ones
+        self.cut_nnz = np.zeros(0, dtype=np.int64)  # non-zeros of each of those rows
         # the rows themselves live only in HiGHS (read back when they leave for the pool); their bounds:
         self.cut_lb = np.zeros(0)
         self.cut_ub = np.zeros(0)
@@ -222,7 +230,7 @@ class BranchAndCut:
         self.pc_sum = np.zeros((2, self.ints.size))  # pseudo-costs: objective gain per unit change, down / up
         self.pc_n = np.zeros((2, self.ints.size))
         self.stats: dict[str, Any] = {
-            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_solves": 0, "nodes": 0, "root_fixed": 0,
+            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "cuts_capped_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0, "root_fixed": 0,
             "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
             "root_seconds": None, "strong_lps": 0, "initial_rows_added": 0}
         self.root_bound: float | None = None
@@ -457,6 +465,8 @@ class BranchAndCut:
         self.h.addRows(int(A.shape[0]), block.lb.astype(np.float64), block.ub.astype(np.float64), int(A.nnz),
                        A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64))
         self.cut_age = np.concatenate([self.cut_age, np.zeros(A.shape[0], dtype=np.int32)])
+        self.cut_nnz = np.concatenate([self.cut_nnz, np.diff(A.indptr).astype(np.int64)])
+        self.stats["lp_nnz_peak"] = max(self.stats["lp_nnz_peak"], int(self.cut_nnz.sum()))
         self.cut_lb = np.concatenate([self.cut_lb, block.lb.astype(np.float64)])
         self.cut_ub = np.concatenate([self.cut_ub, block.ub.astype(np.float64)])
         self.stats["cuts"] += int(A.shape[0])
@@ -471,9 +481,21 @@ class BranchAndCut:
             slack = ((act > lo + 1e-7 * np.maximum(1.0, np.abs(lo))) | ~np.isfinite(lo)) & (
                 (act < up - 1e-7 * np.maximum(1.0, np.abs(up))) | ~np.isfinite(up))
         self.cut_age = np.where(slack, self.cut_age + 1, 0).astype(np.int32)
-        old = np.flatnonzero(self.cut_age > self.opt.cut_age)
-        if old.size < max(64, self.cut_age.size // 20):  # delete in batches: each deletion rebuilds the LP
-            return
+        leave = self.cut_age > self.opt.cut_age
+        cap = self.opt.lp_nnz
+        total = int(self.cut_nnz.sum())
+        over = cap > 0 and total > cap
+        if over:  # slack cuts leave early, the longest slack first, until 3/4 of the cap remain
+            cand = np.flatnonzero(slack & ~leave)
+            cand = cand[np.lexsort((-self.cut_nnz[cand], -self.cut_age[cand]))]
+            excess = total - int(self.cut_nnz[leave].sum()) - int(0.75 * cap)
+            if excess > 0 and cand.size:
+                take = int(np.searchsorted(np.cumsum(self.cut_nnz[cand]), excess)) + 1
+                leave[cand[:take]] = True
+                self.stats["cuts_capped_out"] += min(take, int(cand.size))
+        old = np.flatnonzero(leave)
+        if old.size == 0 or (not over and old.size < max(64, self.cut_age.size // 20)):
+            return  # delete in batches: each deletion rebuilds the LP
         import scipy.sparse as sp
 
         keep = np.ones(self.cut_age.size, dtype=bool)
@@ -487,6 +509,7 @@ class BranchAndCut:
         self.pool.add(A_old, lo[old], up[old])
         self.h.deleteRows(int(rows.size), rows)
         self.cut_lb, self.cut_ub, self.cut_age = lo[keep], up[keep], self.cut_age[keep]
+        self.cut_nnz = self.cut_nnz[keep]
         self.stats["cuts_aged_out"] += int(old.size)
 
     # ---------------------------------------------------------------- fixing
@@ -662,6 +685,8 @@ class BranchAndCut:
             "lazy_cuts": self.stats["cuts"],
             "pool_cuts": self.stats["pool_cuts"],
             "cuts_aged_out": self.stats["cuts_aged_out"],
+            "cuts_capped_out": self.stats["cuts_capped_out"],
+            "lp_nnz_peak": self.stats["lp_nnz_peak"],
             "pool_rows": self.pool.size,
             "pool_nnz": int(self.pool.A.nnz),
             "pool_forgotten": self.pool.forgotten,
