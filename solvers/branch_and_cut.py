@@ -230,7 +230,8 @@ class BranchAndCut:
         self.pc_sum = np.zeros((2, self.ints.size))  # pseudo-costs: objective gain per unit change, down / up
         self.pc_n = np.zeros((2, self.ints.size))
         self.stats: dict[str, Any] = {
-            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "cuts_capped_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0, "root_fixed": 0,
+            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "cuts_capped_out": 0, "lp_nnz_peak": 0, "lp_solves": 0,
+            "nodes": 0, "root_fixed": 0,
             "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
             "root_seconds": None, "strong_lps": 0, "initial_rows_added": 0}
         self.root_bound: float | None = None
