@@ -67,12 +67,6 @@ class BnCOptions:
     pool_nnz : int
         Most non-zeros kept in the pool (about 12 bytes each); the oldest rows
         are forgotten first. Bounds the pool's memory on long runs.
-    lp_nnz : int
-        Most non-zeros of the cut rows in the LP (HiGHS keeps several copies
-        of its matrix, tens of bytes per non-zero in all). Above it, cuts
-        that are slack in the last LP leave for the pool before their age,
-        the longest slack first, until three quarters of it remain; cuts
-        binding in the LP always stay (``0``: no cap).
     heuristic_every : int
         Node heuristic (rounding plus eager swaps) every this many nodes
         (``0``: only at the root).
@@ -96,7 +90,6 @@ class BnCOptions:
     cut_age: int = 8
     pool_size: int = 200_000
     pool_nnz: int = 4_000_000
-    lp_nnz: int = 3_000_000
     heuristic_every: int = 10
     plunge: float = 0.5
     strong: int = 0
@@ -230,8 +223,8 @@ class BranchAndCut:
         self.pc_sum = np.zeros((2, self.ints.size))  # pseudo-costs: objective gain per unit change, down / up
         self.pc_n = np.zeros((2, self.ints.size))
         self.stats: dict[str, Any] = {
-            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "cuts_capped_out": 0, "lp_nnz_peak": 0, "lp_solves": 0,
-            "nodes": 0, "root_fixed": 0,
+            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0,
+            "root_fixed": 0,
             "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
             "root_seconds": None, "strong_lps": 0, "initial_rows_added": 0}
         self.root_bound: float | None = None
@@ -482,21 +475,9 @@ class BranchAndCut:
             slack = ((act > lo + 1e-7 * np.maximum(1.0, np.abs(lo))) | ~np.isfinite(lo)) & (
                 (act < up - 1e-7 * np.maximum(1.0, np.abs(up))) | ~np.isfinite(up))
         self.cut_age = np.where(slack, self.cut_age + 1, 0).astype(np.int32)
-        leave = self.cut_age > self.opt.cut_age
-        cap = self.opt.lp_nnz
-        total = int(self.cut_nnz.sum())
-        over = cap > 0 and total > cap
-        if over:  # slack cuts leave early, the longest slack first, until 3/4 of the cap remain
-            cand = np.flatnonzero(slack & ~leave)
-            cand = cand[np.lexsort((-self.cut_nnz[cand], -self.cut_age[cand]))]
-            excess = total - int(self.cut_nnz[leave].sum()) - int(0.75 * cap)
-            if excess > 0 and cand.size:
-                take = int(np.searchsorted(np.cumsum(self.cut_nnz[cand]), excess)) + 1
-                leave[cand[:take]] = True
-                self.stats["cuts_capped_out"] += min(take, int(cand.size))
-        old = np.flatnonzero(leave)
-        if old.size == 0 or (not over and old.size < max(64, self.cut_age.size // 20)):
-            return  # delete in batches: each deletion rebuilds the LP
+        old = np.flatnonzero(self.cut_age > self.opt.cut_age)
+        if old.size < max(64, self.cut_age.size // 20):  # delete in batches: each deletion rebuilds the LP
+            return
         import scipy.sparse as sp
 
         keep = np.ones(self.cut_age.size, dtype=bool)
@@ -509,6 +490,7 @@ class BranchAndCut:
                              shape=(rows.size, self.n))
         self.pool.add(A_old, lo[old], up[old])
         self.h.deleteRows(int(rows.size), rows)
+        _release_freed_memory()
         self.cut_lb, self.cut_ub, self.cut_age = lo[keep], up[keep], self.cut_age[keep]
         self.cut_nnz = self.cut_nnz[keep]
         self.stats["cuts_aged_out"] += int(old.size)
@@ -686,7 +668,6 @@ class BranchAndCut:
             "lazy_cuts": self.stats["cuts"],
             "pool_cuts": self.stats["pool_cuts"],
             "cuts_aged_out": self.stats["cuts_aged_out"],
-            "cuts_capped_out": self.stats["cuts_capped_out"],
             "lp_nnz_peak": self.stats["lp_nnz_peak"],
             "pool_rows": self.pool.size,
             "pool_nnz": int(self.pool.A.nnz),
@@ -724,6 +705,33 @@ class BranchAndCut:
 
 
 # ------------------------------------------------------------------ helpers
+_LIBC_TRIM: Any = None
+
+
+def _release_freed_memory() -> None:
+    """Hand the heap's freed pages back to the OS (glibc ``malloc_trim``; a no-op where it is missing).
+
+    Deleting LP rows frees HiGHS' old matrix copies, but glibc keeps the
+    pages; over hours of row churn the peak RSS creeps up by the fragments.
+    """
+    global _LIBC_TRIM
+    if _LIBC_TRIM is None:
+        _LIBC_TRIM = False
+        try:
+            import ctypes
+            import ctypes.util
+
+            name = ctypes.util.find_library("c")
+            trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+            if trim is not None:
+                trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+                _LIBC_TRIM = trim
+        except OSError:  # pragma: no cover - no C library to load
+            pass
+    if _LIBC_TRIM:
+        _LIBC_TRIM(0)
+
+
 def _stack(blocks: list[RowBlock]) -> RowBlock:
     offs = np.cumsum([0] + [b.n_rows for b in blocks[:-1]])
     return RowBlock(

@@ -50,8 +50,6 @@ BNC_OPTIONS = (
            doc="branch-and-cut: LP solves a cut may stay slack before it moves to the cut pool (0: never)"),
     Option("pool_nnz", _BNC.pool_nnz, "int", low=0,
            doc="branch-and-cut: most non-zeros in the cut pool (about 12 bytes each; the oldest rows go first)"),
-    Option("lp_nnz", _BNC.lp_nnz, "int", low=0,
-           doc="branch-and-cut: most non-zeros of cut rows in the LP; above it slack cuts leave early (0: no cap)"),
     Option("branching", _BNC.branching, "choice", choices=("pseudocost", "fractional"),
            doc="branch-and-cut: branching rule (pseudo-costs learnt from every child, or most fractional)"),
     Option("max_nodes", None, "int", low=1, doc="branch-and-cut: node limit (termination 'iteration_limit')"),
@@ -272,7 +270,7 @@ def _solve_step(run: ExactRun) -> SolveStep:
         bnc_options=BnCOptions(root_rounds=o["root_rounds"], node_rounds=o["node_rounds"], in_out=o["in_out"],
                                cut_age=o["cut_age"], heuristic_every=o["heuristic_every"], strong=o["strong"],
                                strong_depth=o["strong_depth"], plunge=o["plunge"], branching=o["branching"],
-                               max_nodes=o["max_nodes"], pool_nnz=o["pool_nnz"], lp_nnz=o["lp_nnz"]),
+                               max_nodes=o["max_nodes"], pool_nnz=o["pool_nnz"]),
     )
     if extra.get("highs_objective") is not None:
         extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]

@@ -195,7 +195,7 @@ def test_separation_allocates_no_n_by_n_temporary():
 # ---------------------------------------------------------- branch-and-cut
 @pytest.mark.parametrize("opts", [{}, {"in_out": 0.0, "cut_age": 0}, {"branching": "fractional", "plunge": 0.0},
                                   {"strong": 3, "heuristic_every": 0}, {"cut_age": 1, "node_rounds": 1},
-                                  {"cut_age": 1, "pool_nnz": 0}, {"lp_nnz": 1}, {"lp_nnz": 40, "cut_age": 2}])
+                                  {"cut_age": 1, "pool_nnz": 0}])
 def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
     rng = np.random.default_rng(5)
     D = rng.integers(0, 40, size=(11, 11)).astype(float)
@@ -205,21 +205,6 @@ def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
         res = solve(f, "highs", model="benders", warm_start=None, time_limit=60, **opts)
         assert res.termination == "optimal" and res.objective == pytest.approx(opt)
         assert res.bound == pytest.approx(opt, rel=1e-6)
-
-
-def test_lp_nonzero_cap_moves_slack_cuts_out_early_and_keeps_the_search_exact():
-    """Above ``lp_nnz`` the LP's slack cuts leave for the pool before their age; the optimum is unchanged."""
-    X = np.random.default_rng(8).normal(size=(90, 4))
-    f = KMedoids.from_features(X, k=6, metric="euclidean")
-    free = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0)
-    capped = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0, lp_nnz=300)
-    assert free.termination == capped.termination == "optimal"
-    assert capped.objective == pytest.approx(free.objective, rel=1e-9)
-    assert free.extra["cuts_capped_out"] == 0 and capped.extra["cuts_capped_out"] > 0
-    assert capped.extra["lp_nnz_peak"] > 300  # the cap acts after the LP that exceeds it
-    assert free.extra["lp_nnz_peak"] > capped.extra["lp_nnz_peak"]
-    with pytest.raises(InvalidInputError, match=r"lp_nnz"):
-        solve(f, "highs", model="benders", lp_nnz=-1)
 
 
 def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
