@@ -74,6 +74,15 @@ class BnCOptions:
         After branching, a child is solved next (its LP starts from its
         parent's basis) while its bound is below the best open bound plus
         this share of the gap; otherwise the best open node is.
+    strong, strong_depth : int
+        Strong branching: the children's LPs of this many best-scoring
+        candidates (``0``: off), at nodes down to ``strong_depth``.
+    reliable : int
+        With ``strong``: reliability branching — only candidates whose
+        pseudo-costs rest on fewer than this many observations in either
+        direction are strong-branched (which records their pseudo-costs),
+        then the column is chosen by pseudo-costs (``0``: every node
+        strong-branches its ``strong`` best candidates and picks by their gains).
     max_nodes : int, optional
         Stop (termination ``"iteration_limit"``) after this many nodes.
     initial_share : float
@@ -94,6 +103,7 @@ class BnCOptions:
     plunge: float = 0.5
     strong: int = 0
     strong_depth: int = 1000
+    reliable: int = 0
     branching: str = "pseudocost"
     max_nodes: int | None = None
     initial_share: float = 0.3
@@ -596,7 +606,17 @@ class BranchAndCut:
             score = np.minimum(xi - np.floor(xi), np.ceil(xi) - xi)
         else:
             score = self._scores(lp, cand)
-        if self.opt.strong > 0 and depth <= self.opt.strong_depth:
+        if (self.opt.strong > 0 and depth <= self.opt.strong_depth and self.opt.reliable > 0
+                and self.opt.branching == "pseudocost"):
+            # reliability branching: strong-branch only the best candidates whose pseudo-costs rest on fewer
+            # than `reliable` observations (it records theirs), then branch by the updated pseudo-costs
+            top = cand[np.argsort(-score, kind="stable")[: 2 * self.opt.strong]]
+            weak = top[np.minimum(self.pc_n[0, top], self.pc_n[1, top]) < self.opt.reliable][: self.opt.strong]
+            if weak.size:
+                self._strong(lp, lb, ub, weak, score[np.searchsorted(cand, weak)])
+                score = self._scores(lp, cand)
+            j = int(cand[np.argmax(score)])
+        elif self.opt.strong > 0 and depth <= self.opt.strong_depth:
             j = self._strong(lp, lb, ub, cand, score)
         else:
             j = int(cand[np.argmax(score)])
@@ -674,6 +694,7 @@ class BranchAndCut:
             "pool_forgotten": self.pool.forgotten,
             "lp_rows": int(self.h.getNumRow()),
             "lp_solves": self.stats["lp_solves"],
+            "strong_lps": self.stats["strong_lps"],
             "simplex_iterations": self.stats["simplex_iterations"],
             "root_bound": self.root_bound,
             "root_seconds": self.stats["root_seconds"],

@@ -55,6 +55,8 @@ BNC_OPTIONS = (
     Option("max_nodes", None, "int", low=1, doc="branch-and-cut: node limit (termination 'iteration_limit')"),
     Option("strong", _BNC.strong, "int", low=0, doc="branch-and-cut: strong-branching candidates per node (0: off)"),
     Option("strong_depth", _BNC.strong_depth, "int", low=0, doc="branch-and-cut: deepest node that strong-branches"),
+    Option("reliable", _BNC.reliable, "int", low=0,
+           doc="branch-and-cut: with strong, strong-branch only columns with fewer pseudo-cost observations (0: all)"),
     Option("plunge", _BNC.plunge, "float", low=0.0,
            doc="branch-and-cut: plunge while a child is within this share of the gap"),
     Option("heuristic_every", _BNC.heuristic_every, "int", low=0,
@@ -269,7 +271,8 @@ def _solve_step(run: ExactRun) -> SolveStep:
         highs_options=o["highs_options"], key=run.key, grace=wall_grace(run.budget.limit),
         bnc_options=BnCOptions(root_rounds=o["root_rounds"], node_rounds=o["node_rounds"], in_out=o["in_out"],
                                cut_age=o["cut_age"], heuristic_every=o["heuristic_every"], strong=o["strong"],
-                               strong_depth=o["strong_depth"], plunge=o["plunge"], branching=o["branching"],
+                               strong_depth=o["strong_depth"], reliable=o["reliable"], plunge=o["plunge"],
+                               branching=o["branching"],
                                max_nodes=o["max_nodes"], pool_nnz=o["pool_nnz"]),
     )
     if extra.get("highs_objective") is not None:

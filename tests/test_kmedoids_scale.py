@@ -195,7 +195,8 @@ def test_separation_allocates_no_n_by_n_temporary():
 # ---------------------------------------------------------- branch-and-cut
 @pytest.mark.parametrize("opts", [{}, {"in_out": 0.0, "cut_age": 0}, {"branching": "fractional", "plunge": 0.0},
                                   {"strong": 3, "heuristic_every": 0}, {"cut_age": 1, "node_rounds": 1},
-                                  {"cut_age": 1, "pool_nnz": 0}])
+                                  {"cut_age": 1, "pool_nnz": 0}, {"strong": 3, "reliable": 2},
+                                  {"strong": 2, "reliable": 1, "branching": "fractional"}])
 def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
     rng = np.random.default_rng(5)
     D = rng.integers(0, 40, size=(11, 11)).astype(float)
@@ -205,6 +206,22 @@ def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
         res = solve(f, "highs", model="benders", warm_start=None, time_limit=60, **opts)
         assert res.termination == "optimal" and res.objective == pytest.approx(opt)
         assert res.bound == pytest.approx(opt, rel=1e-6)
+
+
+def test_reliability_branching_strong_branches_only_unreliable_columns():
+    X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)  # a flat LP: the tree branches
+    f = KMedoids.from_features(X, k=8, metric="correlation")
+    ref = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0)
+    every = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0, strong=4)
+    rel = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0, strong=4, reliable=1)
+    for res in (every, rel):
+        assert res.termination == "optimal" and res.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert ref.extra["strong_lps"] == 0
+    # every branching node strong-branches 2 x 4 LPs without reliability; with it, only columns never observed
+    assert ref.extra["bnc_nodes"] > 10
+    assert 0 < rel.extra["strong_lps"] < every.extra["strong_lps"]
+    with pytest.raises(InvalidInputError, match=r"reliable"):
+        solve(f, "highs", model="benders", reliable=-1)
 
 
 def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
