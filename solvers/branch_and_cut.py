@@ -101,9 +101,9 @@ class BnCOptions:
     pool_nnz: int = 4_000_000
     heuristic_every: int = 10
     plunge: float = 0.5
-    strong: int = 0
+    strong: int = 8
     strong_depth: int = 1000
-    reliable: int = 0
+    reliable: int = 4
     branching: str = "pseudocost"
     max_nodes: int | None = None
     initial_share: float = 0.3
