@@ -1020,7 +1020,7 @@ class _BatchOACuts:
         SW = self.S @ W
         c0 = -float(W @ SW)
         c = (self.u - SW) ** 2 / self.D
-        value = float(W @ SW + np.sum(self.D[sup] * W[sup] ** 2 / n[sup]) - 2.0 * self.u @ W)
+        value = float(-c0 + np.sum(self.D[sup] * W[sup] ** 2 / n[sup]) - 2.0 * self.u @ W)
         return value, c0, c
 
     def rows_at(self, points: list[np.ndarray]) -> RowBlock:
@@ -1423,8 +1423,8 @@ class BatchInformationGain(Formulation):
         bcol, pos, copy_items = self._copies()
         n = bcol.size
         gb, greedy = d.greedy()
-        s = 1.0 / max(greedy, 1e-300) if greedy > 0 else 1.0 / max(float(self.var_R), 1e-300)
         var_R = max(float(self.var_R), 0.0)
+        s = 1.0 / greedy if greedy > 0 else 1.0 / max(var_R, 1e-300)
         b = ModelBuilder("bayes_batch_oa")
         z = b.add_vars("z", n, lb=0, ub=1, integer=True)
         t = b.add_vars("t", 1, lb=-s * var_R * (1.0 + 1e-6) - 1e-9, ub=0.0, cost=1.0 / s)

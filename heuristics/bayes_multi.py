@@ -256,20 +256,8 @@ def lmc_nll(p: LMCParams, kernels: Sequence[str], Kr: int, sqdist: np.ndarray, p
     Parameters
     ----------
     p : LMCParams
-    kernels : sequence of str, length L
-    Kr : int
-        Number of reference models (the squared-exponential kernel divides by it).
-    sqdist : ndarray, shape (u, u)
-        Squared distances between the bucket vectors that the observations fall in.
-    pos : ndarray of int, shape (m,)
-        Index of each observation's bucket in ``sqdist`` (the kernels are
-        evaluated once per bucket pair, not per observation pair).
-    t_obs : ndarray of int, shape (m,)
-        Target of each observation.
-    size_obs : ndarray, shape (m,)
-        ``N_b`` of each observation's bucket.
-    resid : ndarray, shape (m,)
-        ``s_o - mu_{b_o}``.
+    kernels, Kr, sqdist, pos, t_obs, size_obs, resid
+        As for :class:`LMCObjective` (``Kt`` is read from ``p.W``).
     gradient : bool
         Also return the gradient in the order of :meth:`LMCParams.vector`.
     form : {"auto", "cells", "pairs"}

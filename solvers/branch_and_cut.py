@@ -223,7 +223,7 @@ class BranchAndCut:
         self.best_sel: np.ndarray | None = None
         self.UB = np.inf
         self.cut_age = np.zeros(0, dtype=np.int32)  # per LP row beyond the static ones
-        self.cut_nnz = np.zeros(0, dtype=np.int64)  # non-zeros of each of those rows
+        self.lp_nnz = 0  # non-zeros of those rows
         # the rows themselves live only in HiGHS (read back when they leave for the pool); their bounds:
         self.cut_lb = np.zeros(0)
         self.cut_ub = np.zeros(0)
@@ -469,8 +469,8 @@ class BranchAndCut:
         self.h.addRows(int(A.shape[0]), block.lb.astype(np.float64), block.ub.astype(np.float64), int(A.nnz),
                        A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64))
         self.cut_age = np.concatenate([self.cut_age, np.zeros(A.shape[0], dtype=np.int32)])
-        self.cut_nnz = np.concatenate([self.cut_nnz, np.diff(A.indptr).astype(np.int64)])
-        self.stats["lp_nnz_peak"] = max(self.stats["lp_nnz_peak"], int(self.cut_nnz.sum()))
+        self.lp_nnz += int(A.nnz)
+        self.stats["lp_nnz_peak"] = max(self.stats["lp_nnz_peak"], self.lp_nnz)
         self.cut_lb = np.concatenate([self.cut_lb, block.lb.astype(np.float64)])
         self.cut_ub = np.concatenate([self.cut_ub, block.ub.astype(np.float64)])
         self.stats["cuts"] += int(A.shape[0])
@@ -502,7 +502,7 @@ class BranchAndCut:
         self.h.deleteRows(int(rows.size), rows)
         _release_freed_memory()
         self.cut_lb, self.cut_ub, self.cut_age = lo[keep], up[keep], self.cut_age[keep]
-        self.cut_nnz = self.cut_nnz[keep]
+        self.lp_nnz -= len(index)
         self.stats["cuts_aged_out"] += int(old.size)
 
     # ---------------------------------------------------------------- fixing
@@ -606,8 +606,8 @@ class BranchAndCut:
             score = np.minimum(xi - np.floor(xi), np.ceil(xi) - xi)
         else:
             score = self._scores(lp, cand)
-        if (self.opt.strong > 0 and depth <= self.opt.strong_depth and self.opt.reliable > 0
-                and self.opt.branching == "pseudocost"):
+        strong = self.opt.strong > 0 and depth <= self.opt.strong_depth
+        if strong and self.opt.reliable > 0 and self.opt.branching == "pseudocost":
             # reliability branching: strong-branch only the best candidates whose pseudo-costs rest on fewer
             # than `reliable` observations (it records theirs), then branch by the updated pseudo-costs
             top = cand[np.argsort(-score, kind="stable")[: 2 * self.opt.strong]]
@@ -616,7 +616,7 @@ class BranchAndCut:
                 self._strong(lp, lb, ub, weak, score[np.searchsorted(cand, weak)])
                 score = self._scores(lp, cand)
             j = int(cand[np.argmax(score)])
-        elif self.opt.strong > 0 and depth <= self.opt.strong_depth:
+        elif strong:
             j = self._strong(lp, lb, ub, cand, score)
         else:
             j = int(cand[np.argmax(score)])
