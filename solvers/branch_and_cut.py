@@ -83,6 +83,14 @@ class BnCOptions:
         direction are strong-branched (which records their pseudo-costs),
         then the column is chosen by pseudo-costs (``0``: every node
         strong-branches its ``strong`` best candidates and picks by their gains).
+    strong_share, strong_offset : float or None, int
+        Budget of strong branching (SCIP's ``sbiterquot`` and ``sbiterofs``):
+        its simplex iterations stay below ``strong_share`` times the
+        iterations of every other LP solved so far plus ``strong_offset``, and
+        each of its LPs stops after twice the average iterations of those LPs
+        (the value reached then ranks the candidate); past the budget a node
+        branches on pseudo-costs alone. ``strong_share=None``: no budget, every
+        strong-branching LP solved to the end.
     max_nodes : int, optional
         Stop (termination ``"iteration_limit"``) after this many nodes.
     initial_share : float
@@ -104,6 +112,8 @@ class BnCOptions:
     strong: int = 8
     strong_depth: int = 1000
     reliable: int = 4
+    strong_share: float | None = 0.5
+    strong_offset: int = 100_000
     branching: str = "pseudocost"
     max_nodes: int | None = None
     initial_share: float = 0.3
@@ -236,7 +246,8 @@ class BranchAndCut:
             "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0,
             "root_fixed": 0,
             "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
-            "root_seconds": None, "strong_lps": 0, "initial_rows_added": 0}
+            "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0,
+            "initial_rows_added": 0}
         self.root_bound: float | None = None
         self.heap: list[_Node] = []
         self.seq = 0
@@ -360,7 +371,9 @@ class BranchAndCut:
         return "branched", self._branch(lp, lb_c, ub_c, -node.neg_depth, frac)
 
     # --------------------------------------------------------------- node LP
-    def _solve_lp(self) -> str:
+    def _solve_lp(self, iteration_limit: int | None = None) -> str:
+        """Solve the LP as it stands: ``"optimal"``, ``"infeasible"``, ``"unbounded"``, ``"time"``, ``"error"``,
+        or ``"iterations"`` when ``iteration_limit`` simplex iterations did not finish it."""
         rem = self._left()
         if rem <= 0:
             return "time"
@@ -371,7 +384,11 @@ class BranchAndCut:
         if cold:  # many rows and no basis: interior point (with crossover) is far faster than dual simplex
             h.setOptionValue("solver", "ipm")
             self._ipm_next = False
+        if iteration_limit is not None:  # a per-run limit in HiGHS
+            h.setOptionValue("simplex_iteration_limit", int(iteration_limit))
         h.run()
+        if iteration_limit is not None:
+            h.setOptionValue("simplex_iteration_limit", _NO_ITERATION_LIMIT)
         if cold:
             h.setOptionValue("solver", "simplex")
         self.stats["lp_solves"] += 1
@@ -379,6 +396,8 @@ class BranchAndCut:
         st = h.getModelStatus()
         if st == S.kOptimal:
             return "optimal"
+        if st == S.kIterationLimit and iteration_limit is not None:
+            return "iterations"
         if st == S.kInfeasible:
             return "infeasible"
         if st in (S.kUnbounded, S.kUnboundedOrInfeasible):
@@ -607,6 +626,9 @@ class BranchAndCut:
         else:
             score = self._scores(lp, cand)
         strong = self.opt.strong > 0 and depth <= self.opt.strong_depth
+        if strong and not self._strong_budget_left():
+            strong = False
+            self.stats["strong_skipped"] += 1
         if strong and self.opt.reliable > 0 and self.opt.branching == "pseudocost":
             # reliability branching: strong-branch only the best candidates whose pseudo-costs rest on fewer
             # than `reliable` observations (it records theirs), then branch by the updated pseudo-costs
@@ -636,18 +658,22 @@ class BranchAndCut:
         basis = h.getBasis()
         best_j, best_s = int(top[0]), -np.inf
         xi = lp.x[self.ints]
+        cap = self._strong_iteration_cap()
         for j in top:
             col = int(self.ints[j])
             gains = []
             for d in (0, 1):
                 lo, hi = (lb[j], np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]), ub[j])
                 h.changeColBounds(col, float(lo), float(hi))
-                st = self._solve_lp()
-                obj = float(h.getInfo().objective_function_value) if st == "optimal" else (
+                before = self.stats["simplex_iterations"]
+                st = self._solve_lp(cap)
+                self.stats["strong_iterations"] += self.stats["simplex_iterations"] - before
+                # cut short, dual simplex has reached a value on the way up: it ranks the candidate
+                obj = float(h.getInfo().objective_function_value) if st in ("optimal", "iterations") else (
                     np.inf if st == "infeasible" else lp.obj)
                 gains.append(max(obj - lp.obj, 0.0))
                 fr = (xi[j] - np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]) - xi[j])
-                if st == "optimal" and fr > 1e-9:
+                if st in ("optimal", "iterations") and fr > 1e-9:  # a cut-short LP: an underestimate
                     self.pc_sum[d, j] += gains[-1] / fr
                     self.pc_n[d, j] += 1
                 h.changeColBounds(col, float(lb[j]), float(ub[j]))
@@ -657,6 +683,23 @@ class BranchAndCut:
             if sc > best_s:
                 best_j, best_s = int(j), sc
         return best_j
+
+    def _strong_budget_left(self) -> bool:
+        """Strong branching's iterations are below its budget (``strong_share`` of the other LPs' plus
+        ``strong_offset``; always without a share)."""
+        share = self.opt.strong_share
+        if share is None:
+            return True
+        used = self.stats["strong_iterations"]
+        return used < share * (self.stats["simplex_iterations"] - used) + self.opt.strong_offset
+
+    def _strong_iteration_cap(self) -> int | None:
+        """Most simplex iterations of one strong-branching LP: twice the other LPs' average (at least 10)."""
+        if self.opt.strong_share is None:
+            return None
+        other = self.stats["simplex_iterations"] - self.stats["strong_iterations"]
+        lps = self.stats["lp_solves"] - self.stats["strong_lps"]
+        return max(10, int(2 * other / max(lps, 1)))
 
     def _next_seq(self) -> int:
         self.seq += 1
@@ -695,6 +738,8 @@ class BranchAndCut:
             "lp_rows": int(self.h.getNumRow()),
             "lp_solves": self.stats["lp_solves"],
             "strong_lps": self.stats["strong_lps"],
+            "strong_iterations": self.stats["strong_iterations"],
+            "strong_skipped": self.stats["strong_skipped"],
             "simplex_iterations": self.stats["simplex_iterations"],
             "root_bound": self.root_bound,
             "root_seconds": self.stats["root_seconds"],
@@ -726,6 +771,7 @@ class BranchAndCut:
 
 
 # ------------------------------------------------------------------ helpers
+_NO_ITERATION_LIMIT = 2**31 - 1  # HiGHS' default simplex_iteration_limit
 _LIBC_TRIM: Any = None
 
 

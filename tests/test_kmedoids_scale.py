@@ -224,6 +224,50 @@ def test_reliability_branching_strong_branches_only_unreliable_columns():
         solve(f, "highs", model="benders", reliable=-1)
 
 
+def test_strong_branching_budget_caps_its_share_of_the_simplex_iterations():
+    X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)  # the flat LP of the test above
+    f = KMedoids.from_features(X, k=8, metric="correlation")
+    kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, strong=4, reliable=0)
+    free = solve(f, "highs", strong_share=None, **kw)
+    off = solve(f, "highs", strong_share=0.0, strong_offset=0, **kw)
+    some = solve(f, "highs", strong_share=0.1, strong_offset=0, **kw)
+    for res in (free, off, some):
+        assert res.termination == "optimal" and res.objective == pytest.approx(free.objective, rel=1e-9)
+    assert free.extra["strong_skipped"] == 0 and free.extra["strong_lps"] > 0
+    # no budget at all: every branching node falls back to pseudo-costs
+    assert off.extra["strong_lps"] == 0 and off.extra["strong_iterations"] == 0 and off.extra["strong_skipped"] > 0
+    # a 10 % budget: checked before each node, so it is exceeded by at most that node's 2 x 4 capped LPs
+    ex = some.extra
+    other = ex["simplex_iterations"] - ex["strong_iterations"]
+    assert ex["strong_skipped"] > 0 and 0 < ex["strong_iterations"] < free.extra["strong_iterations"]
+    assert ex["strong_iterations"] <= 0.1 * other + 8 * max(10, 2 * other)
+    for bad in ({"strong_share": -0.5}, {"strong_offset": -1}):
+        with pytest.raises(InvalidInputError, match=next(iter(bad))):
+            solve(f, "highs", model="benders", **bad)
+
+
+def test_strong_branching_lp_stops_at_its_iteration_cap():
+    import highspy
+
+    from benchsel.solvers.branch_and_cut import BnCOptions, BranchAndCut
+    from benchsel.solvers.highs_backend import _pass_model  # the backend's own model loading
+
+    X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)
+    m = KMedoids.from_features(X, k=8, metric="correlation").linear_model(model="benders", allow_lazy=True)
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    _pass_model(h, highspy, m)
+    bnc = BranchAndCut(h, highspy, m, key=lambda s: None, options=BnCOptions())
+    h.changeColsIntegrality(int(bnc.ints.size), bnc.ints, np.zeros(bnc.ints.size, dtype=np.uint8))
+    root = bnc._node_lp(bnc.glb, bnc.gub, root=True)  # the root with its cuts
+    assert root.status == "optimal" and bnc.stats["cuts"] > 0
+    h.clearSolver()  # no basis: one iteration cannot finish it
+    assert bnc._solve_lp(iteration_limit=1) == "iterations"
+    assert h.getOptionValue("simplex_iteration_limit")[1] == 2**31 - 1  # the limit applies to that LP only
+    assert bnc._solve_lp() == "optimal"
+
+
 def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
     import scipy.sparse as sp
 
