@@ -122,7 +122,8 @@ def run_case(name: str, k: int, method: str, time_limit: float, *, data_dir: Pat
         "warm_start_seconds": ex.get("warm_start_seconds"), "nodes": ex.get("bnc_nodes"),
         "cuts": ex.get("lazy_cuts"), "lp_rows": ex.get("lp_rows"), "root_bound": ex.get("root_bound"),
         "root_seconds": ex.get("root_seconds"), "root_fixed": ex.get("root_fixed"),
-        "lp_nnz_peak": ex.get("lp_nnz_peak"), "peak_rss_mb": rss,
+        "lp_nnz_peak": ex.get("lp_nnz_peak"), "strong_lps": ex.get("strong_lps"),
+        "strong_iterations": ex.get("strong_iterations"), "peak_rss_mb": rss,
         "rss_goal_mb": 3 * N * N * 8 / 2**20 + 400,
     }
 
