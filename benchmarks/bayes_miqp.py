@@ -7,6 +7,7 @@ Usage::
     python -m benchsel.benchmarks.bayes_miqp --family binary --cells 4:5 5:10 --time-limit 30
     python -m benchsel.benchmarks.bayes_miqp --family binary --cells 4:40 --methods scip
     python -m benchsel.benchmarks.bayes_miqp --summary results/miqp/continuous.csv results/miqp/binary.csv
+    python -m benchsel.benchmarks.bayes_miqp --family continuous --diagonal-room --cells 40:4 120:4 200:4
 
 Methods (``--methods``, all three by default): ``exhaustive`` (enumeration),
 ``scip`` (SCIP on the default statement, the perspective outer approximation
@@ -28,6 +29,12 @@ Families (one seeded instance per cell, 10 items already observed):
     (binary; 541 items, so ``|U| = 531``), ``sigma^2 = 0.1`` (BayesAME's value
     outside the unique regime); cells ``Kr:k``. ``"exhaustive"`` enumerates
     bucket-count vectors, the MIQP keeps ``min(k, items)`` copies per bucket.
+
+``--diagonal-room`` prints, per cell, how much diagonal the perspective
+statement could take from ``Sigma|C`` (the usual way to strengthen a
+perspective relaxation: ``S - diag(delta)`` must stay positive semi-definite,
+so ``delta_b`` is at most bucket ``b``'s variance given every other bucket)
+beside the noise ``D_b`` it already holds; nothing is solved.
 
 Run under the shared lock: ``flock /work/bench.lock python -m ...``.
 """
@@ -173,6 +180,27 @@ def markdown(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def diagonal_room(f: BatchInformationGain) -> dict[str, float]:
+    """Ceiling of a diagonal shift ``delta`` with ``Sigma|C - diag(delta)`` positive semi-definite.
+
+    ``delta_b`` can be at most ``1 / (S^{-1})_bb``, bucket ``b``'s variance given
+    every other live bucket. ``S`` gets a ridge of ``1e-12`` times its mean
+    diagonal to be invertible, which only raises these values (upper bounds).
+
+    Returns
+    -------
+    dict
+        ``median`` and ``max`` of the ceiling over the buckets, the median
+        ``noise`` ``D_b`` and the median prior diagonal ``diag_S``.
+    """
+    d = f.data
+    S = 0.5 * (d.S + d.S.T)
+    ridge = 1e-12 * float(np.mean(np.diag(S)))
+    room = 1.0 / np.diag(np.linalg.inv(S + ridge * np.eye(S.shape[0])))
+    return {"median": float(np.median(room)), "max": float(room.max()), "noise": float(np.median(d.noise)),
+            "diag_S": float(np.median(np.diag(S)))}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes_miqp",
                                  description=__doc__.split("\n\n")[0])
@@ -182,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                     help="methods to run (default: all)")
     ap.add_argument("--data-dir", type=Path, default=None)
+    ap.add_argument("--diagonal-room", action="store_true",
+                    help="print the diagonal a perspective statement could take from Sigma|C per cell; solve nothing")
     add_summary_options(ap, "CSV file (appended to when it exists)")
     args = ap.parse_args(argv)
     if args.summary:
@@ -192,6 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         print("error: openllm_v2_ifeval not found under <data>/responses; pass --data-dir", file=sys.stderr)
         return 2
     cells = args.cells or list(CONTINUOUS_CELLS if args.family == "continuous" else BINARY_CELLS)
+    if args.diagonal_room:
+        print(f"{'cell':>7} {'buckets':>7} {'median room':>12} {'max room':>10} {'noise D_b':>10} {'diag S':>8}")
+        for cell in cells:
+            a, k = (int(v) for v in cell.split(":"))
+            f = continuous_instance(a, k) if args.family == "continuous" else binary_instance(data, a, k)
+            r = diagonal_room(f)
+            print(f"{cell:>7} {f.data.n_buckets:>7} {r['median']:>12.2e} {r['max']:>10.2e} {r['noise']:>10.2e} "
+                  f"{r['diag_S']:>8.3f}")
+        return 0
     rows = run(args.family, cells, data, args.time_limit, out=args.out, methods=tuple(args.methods))
     print()
     print("\n".join(summarize(rows)))

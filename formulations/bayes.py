@@ -901,7 +901,16 @@ class BatchData:
             Compact bucket ids of the batch.
         value : float
             Its ``beta``.
+
+        Computed once per instance (the data are frozen); each call returns a fresh array.
         """
+        memo = self.__dict__.get("_greedy")
+        if memo is None:
+            memo = self._greedy_batch()
+            object.__setattr__(self, "_greedy", memo)
+        return memo[0].copy(), memo[1]
+
+    def _greedy_batch(self) -> tuple[np.ndarray, float]:
         sel: list[int] = []
         cnt = np.zeros(self.n_buckets, dtype=np.int64)
         diag = np.diag(self.S) + self.noise

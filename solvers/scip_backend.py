@@ -522,8 +522,8 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
         extra["lazy_cuts"] = handler.rows_added
         extra["lazy_separations"] = handler.separations
         stats = getattr(lazy, "stats", None)
-        if isinstance(stats, dict):  # the generator's own counters (e.g. BayesAME's outer-approximation cuts)
-            extra.update({k: v for k, v in stats.items() if np.isscalar(v)})
+        if isinstance(stats, dict):  # the generator's own counters, named as the HiGHS branch-and-cut names them
+            extra.update({f"separation_{k}": v for k, v in stats.items() if np.isscalar(v)})
     # an optimality claim on a quadratic model or one with lazy rows is checked against the exact objective
     if (term == Termination.OPTIMAL and (model.is_quadratic or lazy is not None) and key is not None
             and sel is not None and bound is not None):

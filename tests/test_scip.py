@@ -103,8 +103,9 @@ def test_batch_miqp_proves_the_exhaustive_optimum(seed, binary, k, model, varian
     assert res.extra["model_variant"] == variant
     if variant == "oa-counts":
         # the handler adds only cuts the generator made (it also makes some for checks and the warm start)
-        assert res.extra["oa_separations"] >= res.extra["oa_cuts"] >= res.extra["lazy_cuts"]
-        assert res.extra["oa_separations"] > 0
+        ex = res.extra
+        assert ex["separation_oa_separations"] >= ex["separation_oa_cuts"] >= ex["lazy_cuts"]
+        assert ex["separation_oa_separations"] > 0
         # the master's own scale (one over the greedy batch's beta) is SCIP's objective scale
         assert res.extra["scip_objective_scale"] == pytest.approx(1.0 / f.data.greedy()[1], rel=1e-12)
 

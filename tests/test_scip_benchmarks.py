@@ -1,6 +1,7 @@
 """The SCIP benchmark scripts' small paths: a tiny MIQP cell end to end, and the summaries and tables."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from benchsel.benchmarks import bayes_miqp, scip_compare
@@ -50,3 +51,17 @@ def test_scip_compare_summary_and_table_from_rows():
     table = scip_compare.markdown(rows)
     assert table[2] == "| pmed | a | 10 | 2 | 0.50 | yes | 1.50 | yes | yes |"
     assert table[3] == "| pmed | b | 20 | 3 | 60.00 | time_limit | 30.00 | yes | no |"
+
+
+def test_diagonal_room_is_the_most_each_bucket_can_give_up():
+    f = bayes_miqp.continuous_instance(20, 3)
+    S = 0.5 * (f.data.S + f.data.S.T)
+    r = bayes_miqp.diagonal_room(f)
+    room = 1.0 / np.diag(np.linalg.inv(S + 1e-12 * np.mean(np.diag(S)) * np.eye(S.shape[0])))
+    assert r["max"] == pytest.approx(room.max()) and r["median"] == pytest.approx(np.median(room))
+    for b in range(S.shape[0]):  # taking room_b from bucket b alone keeps S positive semi-definite ...
+        e = np.zeros(S.shape[0])
+        e[b] = 1.0
+        assert np.linalg.eigvalsh(S - room[b] * np.outer(e, e)).min() > -1e-9
+        # ... and taking 10 % more does not
+        assert np.linalg.eigvalsh(S - 1.1 * room[b] * np.outer(e, e)).min() < 0
