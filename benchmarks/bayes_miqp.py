@@ -226,7 +226,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'cell':>7} {'buckets':>7} {'median room':>12} {'max room':>10} {'noise D_b':>10} {'diag S':>8}")
         for cell in cells:
             a, k = (int(v) for v in cell.split(":"))
-            f = continuous_instance(a, k) if args.family == "continuous" else binary_instance(data, a, k)
+            if args.family == "continuous":
+                f = continuous_instance(a, k)
+            else:
+                assert data is not None  # checked above
+                f = binary_instance(data, a, k)
             r = diagonal_room(f)
             print(f"{cell:>7} {f.data.n_buckets:>7} {r['median']:>12.2e} {r['max']:>10.2e} {r['noise']:>10.2e} "
                   f"{r['diag_S']:>8.3f}")

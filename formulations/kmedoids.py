@@ -18,6 +18,7 @@ import math
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -99,8 +100,10 @@ def dissimilarity(X: Any, metric: str = "correlation", *, dtype: Any = "float64"
     Returns
     -------
     ndarray, shape (N, N)
-        Non-negative, zero diagonal. Peak memory is the result plus one block
-        of about 4 M entries.
+        Non-negative, zero diagonal. Items with identical rows of ``X`` are at
+        distance exactly 0 and get identical rows and columns (the blockwise
+        products would otherwise leave rounding noise of about ``1e-16``
+        there). Peak memory is the result plus one block of about 4 M entries.
     """
     X = as_array(X, "X", ndim=2, shape_doc="(N, d)")
     check_choice(metric, "metric", METRICS)
@@ -128,7 +131,24 @@ def dissimilarity(X: Any, metric: str = "correlation", *, dtype: Any = "float64"
             D[a:a + B] = blk
     np.clip(D, 0.0, None, out=D)
     np.fill_diagonal(D, 0.0)
+    _tie_duplicates(D, X)
     return D if unscale == 0 else np.ldexp(D, unscale)
+
+
+def _tie_duplicates(D: np.ndarray, X: np.ndarray) -> None:
+    """In place: items with identical rows of ``X`` (shape (N, d)) copy the rows and columns of ``D``
+    (shape (N, N)) of their group's first item, and are at distance 0 from each other."""
+    N = X.shape[0]
+    _, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    rep = first[np.asarray(inv).ravel()]
+    dup = np.flatnonzero(rep != np.arange(N))
+    if dup.size == 0:
+        return
+    D[dup, :] = D[rep[dup], :]
+    D[:, dup] = D[:, rep[dup]]
+    for r in np.unique(rep[dup]):
+        g = np.flatnonzero(rep == r)
+        D[np.ix_(g, g)] = 0.0
 
 
 def _exact_rescale(X: np.ndarray, metric: str) -> tuple[np.ndarray, int]:
@@ -317,6 +337,15 @@ class KMedoids(Formulation):
     model when it has at most ``10_000`` assignment variables, else the
     Benders master when the backend can generate rows, else the radius model
     when it fits (:meth:`model_size`).
+
+    Every statement keeps one ``y`` column per group of *interchangeable*
+    candidates (identical distance columns over the served items, so any
+    selection may swap one for another at no cost; duplicated items, say):
+    the group's lowest-index candidate (:meth:`candidate_representatives`).
+    The reduced program has the same optimum and removes the symmetry that
+    otherwise doubles the search tree at every such pair. When the reduction
+    would copy a cost matrix larger than :attr:`DEDUP_COPY_MAX` bytes (the
+    full matrix is shared, not copied), it is skipped.
     """
 
     sense = "min"
@@ -328,6 +357,8 @@ class KMedoids(Formulation):
     EXACT_COUNT_MAX = 4_000_000
     #: Solver bytes per non-zero of a static model (measured: HiGHS held 4.2 GB for 11.7 M non-zeros).
     BYTES_PER_NNZ = 360
+    #: Largest cost-matrix copy (bytes) the statements make to keep one candidate of each interchangeable group.
+    DEDUP_COPY_MAX = 2**27
     #: Heuristic the exact backends run for their default warm start (by registry name).
     warm_start_method = "fasterpam"
     #: FasterPAM may use up to half of an exact backend's time limit, with no cap in seconds: the exact
@@ -349,6 +380,8 @@ class KMedoids(Formulation):
         self._cand.setflags(write=False)
         self._all_candidates = candidates is None or cand.size == self._D.shape[0]
         self._sorted: SortedRows | None = None
+        self._reps: np.ndarray | None = None  # candidate_representatives()
+        self._distinct: KMedoids | None = None  # _distinct_candidates()
 
     # --------------------------------------------------------------- builders
     @classmethod
@@ -696,10 +729,13 @@ class KMedoids(Formulation):
         X = rng.normal(size=(9, 2))
         D_asym = rng.integers(0, 20, size=(8, 8)).astype(float)
         np.fill_diagonal(D_asym, 0.0)
+        R = rng.integers(0, 2, size=(6, 7)).astype(float)
+        R = np.vstack([R, R[[0, 0, 2]]])  # duplicated items: interchangeable candidates, merged by the statements
         return [
             cls.from_features(X, k=3, metric="euclidean"),
             cls.from_features(rng.normal(size=(8, 5)), k=2, metric="correlation", weights=rng.uniform(0.5, 2, 8)),
             cls(D_asym, 3, candidates=[0, 2, 3, 5, 7]),
+            cls.from_features(R, k=3, metric="correlation"),
         ]
 
     def n_selections(self) -> int:
@@ -821,6 +857,11 @@ class KMedoids(Formulation):
                 "model: 'benders' generates its cuts on demand, which this consumer (MPS export, CP-SAT or Pyomo) "
                 "cannot do; use model='radius' or model='assignment'"
             )
+        g = self._distinct_candidates()
+        if g is not self:  # the same problem over one candidate per interchangeable group
+            out = g.linear_model(allow_lazy=allow_lazy, model=model, time_limit=time_limit,
+                                 nnz_per_second=nnz_per_second)
+            return replace(out, meta={**out.meta, "merged_candidates": int(self._cand.size - g._cand.size)})
         if model != "benders":
             try:
                 self.check_model_fits(model, time_limit=time_limit, nnz_per_second=nnz_per_second,
@@ -922,6 +963,80 @@ class KMedoids(Formulation):
         lazy = BendersCuts(self, self._sorted, y, theta, lo, hi)
         return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy,
                        integral_objective=self._integral_costs())
+
+    # ------------------------------------------------ interchangeable candidates
+    def candidate_representatives(self) -> np.ndarray:
+        """Representative of each candidate: the lowest-index candidate with the same distance column.
+
+        Candidates ``j`` and ``j'`` are interchangeable when ``D[i, j] == D[i, j']``
+        for every served item ``i`` (exactly, as stored): every item is then as
+        far from one as from the other. Columns are grouped by a random
+        projection and each group is checked entry by entry.
+
+        Returns
+        -------
+        ndarray of int64, shape (C,)
+            Item index of the representative of each candidate (itself when it
+            has no twin).
+        """
+        if self._reps is None:
+            I, cand, C = self._served(), self._cand, self._cand.size
+            whole = I.size == self.n_items and self._all_candidates
+            r = np.random.default_rng(0).uniform(1.0, 2.0, I.size)
+            h = np.zeros(C)
+            B = _row_block(C)
+            for a in range(0, I.size, B):  # blocks of served rows: no copy of the cost matrix
+                blk = self._D[a:a + B] if whole else self._D[np.ix_(I[a:a + B], cand)]
+                h += r[a:a + B] @ blk.astype(np.float64)
+            order = np.argsort(h, kind="stable")
+            hs = h[order]
+            near = np.abs(np.diff(hs)) <= 1e-9 * np.maximum(1.0, np.abs(hs[1:]))
+            rep = np.arange(C)
+            if near.any():
+                run = np.concatenate([[0], np.cumsum(~near)])  # run id of each sorted column
+                starts = np.flatnonzero(np.concatenate([[True], ~near]))
+                for s0 in starts[np.bincount(run)[run[starts]] > 1]:
+                    members = np.sort(order[run == run[s0]])
+                    head = self._D[I, cand[members[0]]]
+                    for m in members[1:]:  # a twin of the run's lowest index (a hash collision stays apart)
+                        if np.array_equal(self._D[I, cand[m]], head):
+                            rep[m] = members[0]
+            self._reps = self._cand[rep]
+        return self._reps.copy()
+
+    def canonical_selection(self, selection: Any) -> np.ndarray:
+        """``selection`` with each medoid replaced by its representative (:meth:`candidate_representatives`).
+
+        A medoid whose twin is also selected gives way to the lowest-index
+        representative not selected, which can only lower the objective.
+        Returns item indices, shape (k,), sorted; a selection holding a
+        non-candidate is returned as it is (it stays infeasible).
+        """
+        sel = self.as_selection(selection)
+        pos = np.minimum(np.searchsorted(self._cand, sel), self._cand.size - 1)
+        if not np.array_equal(self._cand[pos], sel):
+            return sel
+        reps = self.candidate_representatives()
+        mapped = np.unique(reps[pos])
+        if mapped.size < sel.size:
+            spare = np.setdiff1d(np.unique(reps), mapped)[: sel.size - mapped.size]
+            mapped = np.sort(np.concatenate([mapped, spare]))
+        return mapped.astype(np.int64)
+
+    def _distinct_candidates(self) -> KMedoids:
+        """This problem over one candidate per interchangeable group (``self`` when nothing merges or it
+        does not pay: fewer distinct candidates than ``k``, or a cost-matrix copy above
+        :attr:`DEDUP_COPY_MAX`)."""
+        if self._distinct is None:
+            keep = np.unique(self.candidate_representatives())
+            copy_bytes = self._served().size * keep.size * self._D.itemsize
+            whole = self._served().size == self.n_items and self._all_candidates  # D itself is the cost matrix
+            if keep.size == self._cand.size or keep.size < self.k or (whole and copy_bytes > self.DEDUP_COPY_MAX):
+                self._distinct = self
+            else:
+                self._distinct = KMedoids(self._D, self.k, weights=self._w, candidates=keep,
+                                          dtype=self._D.dtype.name)
+        return self._distinct
 
     def _integral_costs(self) -> bool:
         """Integer distances and weights: every selection has an integer objective."""

@@ -188,6 +188,75 @@ def test_all_statements_reach_the_brute_force_optimum(seed):
         assert res.extra["model_variant"] == model
 
 
+# ------------------------------------------------- interchangeable candidates
+@pytest.mark.parametrize("metric", ["correlation", "cosine", "euclidean"])
+def test_duplicated_items_are_at_distance_zero_with_identical_rows_and_columns(metric):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 6))
+    X = np.vstack([X, X[[1, 1, 7]]])  # items 12, 13 repeat item 1, item 14 repeats item 7
+    D = KMedoids.from_features(X, 2, metric=metric).D
+    for a, b in ((1, 12), (1, 13), (12, 13), (7, 14)):
+        assert D[a, b] == 0.0 and D[b, a] == 0.0
+        assert np.array_equal(D[a], D[b]) and np.array_equal(D[:, a], D[:, b])
+    ref = KMedoids.from_features(X[:12], 2, metric=metric).D  # the other distances are as computed without twins
+    assert np.allclose(D[:12, :12], ref, rtol=0, atol=1e-12)
+
+
+def test_interchangeable_candidates_map_to_their_lowest_index_twin():
+    rng = np.random.default_rng(1)
+    D = rng.uniform(1, 10, size=(8, 8))
+    D[:, 6] = D[:, 2]  # candidate 6 is as far from every item as candidate 2 (D[2, 2] is then 0 too)
+    D[:, 7] = D[:, 2]
+    np.fill_diagonal(D, 0.0)
+    D[[2, 6, 7], 2] = D[[2, 6, 7], 6] = D[[2, 6, 7], 7] = 0.0
+    f = KMedoids(D, 3)
+    assert list(f.candidate_representatives()) == [0, 1, 2, 3, 4, 5, 2, 2]
+    # a twin of a selected medoid gives way to the lowest-index spare representative: never worse
+    sel = f.canonical_selection([6, 7, 4])
+    assert list(sel) == [0, 2, 4] and f.evaluate(sel) <= f.evaluate([6, 7, 4]) + 1e-12
+    assert list(f.canonical_selection([7, 3, 5])) == [2, 3, 5]
+    g = KMedoids(D, 3, candidates=[0, 1, 2, 3, 4, 6, 7])
+    assert list(g.canonical_selection([5, 6, 7])) == [5, 6, 7]  # 5 is no candidate: left as it is, infeasible
+    assert f.evaluate([2, 3, 5]) == f.evaluate([7, 3, 5])
+    # columns that differ anywhere on the served items stay apart; an item of weight 0 is not looked at
+    D2 = D.copy()
+    D2[0, 7] += 1.0
+    assert list(KMedoids(D2, 3).candidate_representatives()) == [0, 1, 2, 3, 4, 5, 2, 7]
+    w = np.ones(8)
+    w[0] = 0.0
+    assert list(KMedoids(D2, 3, weights=w).candidate_representatives()) == [0, 1, 2, 3, 4, 5, 2, 2]
+
+
+@pytest.mark.parametrize("model", ["assignment", "radius", "benders"])
+def test_statements_keep_one_candidate_per_twin_group_and_the_optimum(model):
+    rng = np.random.default_rng(6)
+    R = rng.integers(0, 2, size=(9, 8)).astype(float)
+    f = KMedoids.from_features(np.vstack([R, R[[0, 0, 3, 5]]]), 4, metric="correlation")  # 4 twins
+    opt, _ = brute_force(f)
+    m = f.linear_model(model=model, allow_lazy=True)
+    assert m.meta["merged_candidates"] == 4 and m.selection_items.size == 13 - 4
+    assert set(m.selection_items) == set(np.unique(f.candidate_representatives()))
+    methods = ["highs"] + (["cpsat", "pyomo"] if model != "benders" else [])
+    for method in methods:
+        res = solve(f, method, model=model, time_limit=30)
+        assert res.termination == "optimal" and res.objective == pytest.approx(opt), method
+        assert res.bound == pytest.approx(opt, rel=1e-6) and res.extra["model_merged_candidates"] == 4
+
+
+def test_twin_merging_is_skipped_when_the_cost_matrix_copy_is_too_large(monkeypatch):
+    rng = np.random.default_rng(6)
+    R = rng.integers(0, 2, size=(9, 8)).astype(float)
+    f = KMedoids.from_features(np.vstack([R, R[[0, 0, 3, 5]]]), 4, metric="correlation")
+    monkeypatch.setattr(KMedoids, "DEDUP_COPY_MAX", 8)
+    m = f.linear_model(model="benders", allow_lazy=True)
+    assert "merged_candidates" not in m.meta and m.selection_items.size == 13
+    res = solve(f, "highs", model="benders", time_limit=30)
+    assert res.termination == "optimal" and res.objective == pytest.approx(brute_force(f)[0])
+    # with a candidate subset the cost matrix is a copy already: merging costs no extra copy of D
+    g = KMedoids(f.D, 4, candidates=np.arange(12))
+    assert g.linear_model(model="benders", allow_lazy=True).meta["merged_candidates"] == 3
+
+
 def test_radius_model_is_smaller_and_agrees_on_a_larger_instance():
     f = make_kmedoids(120, 6, seed=4)
     ra, rr = f.linear_model(model="assignment"), f.linear_model(model="radius")
