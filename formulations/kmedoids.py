@@ -17,7 +17,7 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -381,6 +381,7 @@ class KMedoids(Formulation):
         self._all_candidates = candidates is None or cand.size == self._D.shape[0]
         self._sorted: SortedRows | None = None
         self._reps: np.ndarray | None = None  # candidate_representatives()
+        self._client_reps: np.ndarray | None = None  # client_representatives()
         self._distinct: KMedoids | None = None  # _distinct_candidates()
 
     # --------------------------------------------------------------- builders
@@ -861,7 +862,8 @@ class KMedoids(Formulation):
         if g is not self:  # the same problem over one candidate per interchangeable group
             out = g.linear_model(allow_lazy=allow_lazy, model=model, time_limit=time_limit,
                                  nnz_per_second=nnz_per_second)
-            return replace(out, meta={**out.meta, "merged_candidates": int(self._cand.size - g._cand.size)})
+            return replace(out, meta={**out.meta, "merged_candidates": int(self._cand.size - g._cand.size),
+                                      "merged_items": int(self._served().size - g._served().size)})
         if model != "benders":
             try:
                 self.check_model_fits(model, time_limit=time_limit, nnz_per_second=nnz_per_second,
@@ -980,29 +982,37 @@ class KMedoids(Formulation):
             has no twin).
         """
         if self._reps is None:
-            I, cand, C = self._served(), self._cand, self._cand.size
-            whole = I.size == self.n_items and self._all_candidates
-            r = np.random.default_rng(0).uniform(1.0, 2.0, I.size)
-            h = np.zeros(C)
-            B = _row_block(C)
-            for a in range(0, I.size, B):  # blocks of served rows: no copy of the cost matrix
-                blk = self._D[a:a + B] if whole else self._D[np.ix_(I[a:a + B], cand)]
-                h += r[a:a + B] @ blk.astype(np.float64)
-            order = np.argsort(h, kind="stable")
-            hs = h[order]
-            near = np.abs(np.diff(hs)) <= 1e-9 * np.maximum(1.0, np.abs(hs[1:]))
-            rep = np.arange(C)
-            if near.any():
-                run = np.concatenate([[0], np.cumsum(~near)])  # run id of each sorted column
-                starts = np.flatnonzero(np.concatenate([[True], ~near]))
-                for s0 in starts[np.bincount(run)[run[starts]] > 1]:
-                    members = np.sort(order[run == run[s0]])
-                    head = self._D[I, cand[members[0]]]
-                    for m in members[1:]:  # a twin of the run's lowest index (a hash collision stays apart)
-                        if np.array_equal(self._D[I, cand[m]], head):
-                            rep[m] = members[0]
-            self._reps = self._cand[rep]
+            self._reps, self._client_reps = self._twins()
         return self._reps.copy()
+
+    def client_representatives(self) -> np.ndarray:
+        """Representative of each served item: the lowest-index served item with the same distances to
+        every candidate (exactly, as stored), which may stand for it with their weights summed.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_served,)
+            Item index of the representative of each served item (``self._served()`` order).
+        """
+        if self._client_reps is None:
+            self._reps, self._client_reps = self._twins()
+        return self._client_reps.copy()
+
+    def _twins(self) -> tuple[np.ndarray, np.ndarray]:
+        """Twin columns (candidates) and twin rows (served items) of the cost matrix, as representatives."""
+        I, cand, C = self._served(), self._cand, self._cand.size
+        whole = I.size == self.n_items and self._all_candidates
+        rng = np.random.default_rng(0)
+        r_rows, r_cols = rng.uniform(1.0, 2.0, I.size), rng.uniform(1.0, 2.0, C)
+        h_cols, h_rows = np.zeros(C), np.zeros(I.size)
+        B = _row_block(C)
+        for a in range(0, I.size, B):  # blocks of served rows: no copy of the cost matrix
+            blk = (self._D[a:a + B] if whole else self._D[np.ix_(I[a:a + B], cand)]).astype(np.float64)
+            h_cols += r_rows[a:a + B] @ blk
+            h_rows[a:a + B] = blk @ r_cols
+        col_rep = _twin_heads(h_cols, lambda m: self._D[I, cand[m]])
+        row_rep = _twin_heads(h_rows, lambda m: self._D[I[m], cand])
+        return cand[col_rep], I[row_rep]
 
     def canonical_selection(self, selection: Any) -> np.ndarray:
         """``selection`` with each medoid replaced by its representative (:meth:`candidate_representatives`).
@@ -1024,18 +1034,23 @@ class KMedoids(Formulation):
         return mapped.astype(np.int64)
 
     def _distinct_candidates(self) -> KMedoids:
-        """This problem over one candidate per interchangeable group (``self`` when nothing merges or it
-        does not pay: fewer distinct candidates than ``k``, or a cost-matrix copy above
-        :attr:`DEDUP_COPY_MAX`)."""
+        """This problem with one candidate per interchangeable group and one served item per group of
+        twin rows (its weight the group's sum; the others weight 0): the same objective for every
+        selection. ``self`` when nothing merges or it does not pay: fewer distinct candidates than
+        ``k``, or a cost-matrix copy above :attr:`DEDUP_COPY_MAX`."""
         if self._distinct is None:
             keep = np.unique(self.candidate_representatives())
-            copy_bytes = self._served().size * keep.size * self._D.itemsize
+            crep = self.client_representatives()
+            n_clients = np.unique(crep).size
+            copy_bytes = n_clients * keep.size * self._D.itemsize
             whole = self._served().size == self.n_items and self._all_candidates  # D itself is the cost matrix
-            if keep.size == self._cand.size or keep.size < self.k or (whole and copy_bytes > self.DEDUP_COPY_MAX):
+            merges = keep.size < self._cand.size or n_clients < crep.size
+            if not merges or keep.size < self.k or (whole and copy_bytes > self.DEDUP_COPY_MAX):
                 self._distinct = self
             else:
-                self._distinct = KMedoids(self._D, self.k, weights=self._w, candidates=keep,
-                                          dtype=self._D.dtype.name)
+                w = np.zeros(self.n_items)
+                np.add.at(w, crep, self._w[self._served()])
+                self._distinct = KMedoids(self._D, self.k, weights=w, candidates=keep, dtype=self._D.dtype.name)
         return self._distinct
 
     def _integral_costs(self) -> bool:
@@ -1045,6 +1060,30 @@ class KMedoids(Formulation):
             return False
         B = _row_block(self.n_items)
         return all(bool(np.all(self._D[a:a + B] == np.round(self._D[a:a + B]))) for a in range(0, self.n_items, B))
+
+
+def _twin_heads(h: np.ndarray, vec: Callable[[int], np.ndarray]) -> np.ndarray:
+    """Representative (lowest index) of each index whose vector ``vec(m)`` equals another's exactly.
+
+    ``h`` (shape (n,)) is a random projection of each vector: equal vectors have
+    (nearly) equal projections, so only runs of near-equal ``h`` are compared entry by
+    entry; a hash collision stays apart. Returns indices, shape (n,).
+    """
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    near = np.abs(np.diff(hs)) <= 1e-9 * np.maximum(1.0, np.abs(hs[1:]))
+    rep = np.arange(h.size)
+    if not near.any():
+        return rep
+    run = np.concatenate([[0], np.cumsum(~near)])  # run id of each sorted index
+    starts = np.flatnonzero(np.concatenate([[True], ~near]))
+    for s0 in starts[np.bincount(run)[run[starts]] > 1]:
+        members = np.sort(order[run == run[s0]])
+        head = vec(int(members[0]))
+        for m in members[1:]:
+            if np.array_equal(vec(int(m)), head):
+                rep[m] = members[0]
+    return rep
 
 
 def _available_bytes() -> int:

@@ -235,6 +235,7 @@ def test_statements_keep_one_candidate_per_twin_group_and_the_optimum(model):
     opt, _ = brute_force(f)
     m = f.linear_model(model=model, allow_lazy=True)
     assert m.meta["merged_candidates"] == 4 and m.selection_items.size == 13 - 4
+    assert m.meta["merged_items"] == 4  # the twins are also one weighted item each as clients
     assert set(m.selection_items) == set(np.unique(f.candidate_representatives()))
     methods = ["highs"] + (["cpsat", "pyomo"] if model != "benders" else [])
     for method in methods:
@@ -254,7 +255,28 @@ def test_twin_merging_is_skipped_when_the_cost_matrix_copy_is_too_large(monkeypa
     assert res.termination == "optimal" and res.objective == pytest.approx(brute_force(f)[0])
     # with a candidate subset the cost matrix is a copy already: merging costs no extra copy of D
     g = KMedoids(f.D, 4, candidates=np.arange(12))
-    assert g.linear_model(model="benders", allow_lazy=True).meta["merged_candidates"] == 3
+    meta = g.linear_model(model="benders", allow_lazy=True).meta
+    assert meta["merged_candidates"] == 3 and meta["merged_items"] == 4
+
+
+def test_twin_clients_merge_into_one_weighted_item():
+    rng = np.random.default_rng(3)
+    D = rng.uniform(1, 10, size=(9, 9))
+    np.fill_diagonal(D, 0.0)
+    D[7, :] = D[4, :]  # item 7 is as far as item 4 from every candidate; as a candidate it differs
+    D[7, 7], D[7, 4] = D[4, 7], D[4, 4]
+    D[7, 7] = 0.0
+    D[4, 7] = 0.0
+    D[7, 4] = 0.0
+    f = KMedoids(D, 3, weights=rng.uniform(0.5, 2.0, 9), candidates=[0, 1, 2, 3, 5, 6, 8])
+    reps = f.client_representatives()
+    assert reps[7] == 4 and np.all(np.delete(reps, 7) == np.delete(np.arange(9), 7))
+    m = f.linear_model(model="benders", allow_lazy=True)
+    assert m.meta["merged_items"] == 1 and m.meta["merged_candidates"] == 0
+    opt, _ = brute_force(f)
+    for model in ("benders", "assignment", "radius"):
+        res = solve(f, "highs", model=model, time_limit=30)
+        assert res.termination == "optimal" and res.objective == pytest.approx(opt), model
 
 
 def test_radius_model_is_smaller_and_agrees_on_a_larger_instance():
