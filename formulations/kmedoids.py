@@ -338,14 +338,16 @@ class KMedoids(Formulation):
     Benders master when the backend can generate rows, else the radius model
     when it fits (:meth:`model_size`).
 
-    Every statement keeps one ``y`` column per group of *interchangeable*
-    candidates (identical distance columns over the served items, so any
-    selection may swap one for another at no cost; duplicated items, say):
-    the group's lowest-index candidate (:meth:`candidate_representatives`).
-    The reduced program has the same optimum and removes the symmetry that
-    otherwise doubles the search tree at every such pair. When the reduction
-    would copy a cost matrix larger than :attr:`DEDUP_COPY_MAX` bytes (the
-    full matrix is shared, not copied), it is skipped.
+    Every statement keeps one ``y`` column per group of *twin* candidates
+    (identical distance columns over the served items, so any selection may
+    swap one for another at no cost; duplicated items, say), the group's
+    lowest-index candidate (:meth:`candidate_representatives`), and one
+    served item per group of twin rows, with the group's summed weight
+    (:meth:`client_representatives`). The reduced program has the same
+    objective for every selection and lacks the symmetry that otherwise
+    doubles the search tree at every pair of twin candidates. When the
+    reduction would copy a cost matrix larger than :attr:`DEDUP_COPY_MAX`
+    bytes (the full matrix is shared, not copied), it is skipped.
     """
 
     sense = "min"
@@ -357,7 +359,7 @@ class KMedoids(Formulation):
     EXACT_COUNT_MAX = 4_000_000
     #: Solver bytes per non-zero of a static model (measured: HiGHS held 4.2 GB for 11.7 M non-zeros).
     BYTES_PER_NNZ = 360
-    #: Largest cost-matrix copy (bytes) the statements make to keep one candidate of each interchangeable group.
+    #: Largest cost-matrix copy (bytes) the statements make to merge twin candidates and twin served items.
     DEDUP_COPY_MAX = 2**27
     #: Heuristic the exact backends run for their default warm start (by registry name).
     warm_start_method = "fasterpam"
@@ -382,7 +384,7 @@ class KMedoids(Formulation):
         self._sorted: SortedRows | None = None
         self._reps: np.ndarray | None = None  # candidate_representatives()
         self._client_reps: np.ndarray | None = None  # client_representatives()
-        self._distinct: KMedoids | None = None  # _distinct_candidates()
+        self._twinless: KMedoids | None = None  # _without_twins()
 
     # --------------------------------------------------------------- builders
     @classmethod
@@ -858,8 +860,8 @@ class KMedoids(Formulation):
                 "model: 'benders' generates its cuts on demand, which this consumer (MPS export, CP-SAT or Pyomo) "
                 "cannot do; use model='radius' or model='assignment'"
             )
-        g = self._distinct_candidates()
-        if g is not self:  # the same problem over one candidate per interchangeable group
+        g = self._without_twins()
+        if g is not self:  # the same problem with one candidate and one served item per group of twins
             out = g.linear_model(allow_lazy=allow_lazy, model=model, time_limit=time_limit,
                                  nnz_per_second=nnz_per_second)
             return replace(out, meta={**out.meta, "merged_candidates": int(self._cand.size - g._cand.size),
@@ -966,7 +968,7 @@ class KMedoids(Formulation):
         return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy,
                        integral_objective=self._integral_costs())
 
-    # ------------------------------------------------ interchangeable candidates
+    # ------------------------------------------------------------------ twins
     def candidate_representatives(self) -> np.ndarray:
         """Representative of each candidate: the lowest-index candidate with the same distance column.
 
@@ -1033,12 +1035,12 @@ class KMedoids(Formulation):
             mapped = np.sort(np.concatenate([mapped, spare]))
         return mapped.astype(np.int64)
 
-    def _distinct_candidates(self) -> KMedoids:
+    def _without_twins(self) -> KMedoids:
         """This problem with one candidate per interchangeable group and one served item per group of
         twin rows (its weight the group's sum; the others weight 0): the same objective for every
         selection. ``self`` when nothing merges or it does not pay: fewer distinct candidates than
         ``k``, or a cost-matrix copy above :attr:`DEDUP_COPY_MAX`."""
-        if self._distinct is None:
+        if self._twinless is None:
             keep = np.unique(self.candidate_representatives())
             crep = self.client_representatives()
             n_clients = np.unique(crep).size
@@ -1046,12 +1048,12 @@ class KMedoids(Formulation):
             whole = self._served().size == self.n_items and self._all_candidates  # D itself is the cost matrix
             merges = keep.size < self._cand.size or n_clients < crep.size
             if not merges or keep.size < self.k or (whole and copy_bytes > self.DEDUP_COPY_MAX):
-                self._distinct = self
+                self._twinless = self
             else:
                 w = np.zeros(self.n_items)
                 np.add.at(w, crep, self._w[self._served()])
-                self._distinct = KMedoids(self._D, self.k, weights=w, candidates=keep, dtype=self._D.dtype.name)
-        return self._distinct
+                self._twinless = KMedoids(self._D, self.k, weights=w, candidates=keep, dtype=self._D.dtype.name)
+        return self._twinless
 
     def _integral_costs(self) -> bool:
         """Integer distances and weights: every selection has an integer objective."""
