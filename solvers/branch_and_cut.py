@@ -246,7 +246,7 @@ class BranchAndCut:
             "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0,
             "root_fixed": 0,
             "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
-            "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0,
+            "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0, "lp_retries": 0,
             "initial_rows_added": 0}
         self.root_bound: float | None = None
         self.heap: list[_Node] = []
@@ -371,9 +371,15 @@ class BranchAndCut:
         return "branched", self._branch(lp, lb_c, ub_c, -node.neg_depth, frac)
 
     # --------------------------------------------------------------- node LP
-    def _solve_lp(self, iteration_limit: int | None = None) -> str:
+    def _solve_lp(self, iteration_limit: int | None = None, *, retry: bool = True) -> str:
         """Solve the LP as it stands: ``"optimal"``, ``"infeasible"``, ``"unbounded"``, ``"time"``, ``"error"``,
-        or ``"iterations"`` when ``iteration_limit`` simplex iterations did not finish it."""
+        or ``"iterations"`` when ``iteration_limit`` simplex iterations did not finish it.
+
+        When HiGHS ends with no verdict (``kUnknown``, ``kSolveError``; seen once after a warm-started
+        dual simplex on 23 000 cut rows), the LP is solved once more from scratch (interior point when it
+        has many rows) before ``"error"`` is returned; ``stats["lp_retries"]`` counts these. A strong-
+        branching LP (``iteration_limit`` given) is not retried: its candidate is only ranked lower.
+        """
         rem = self._left()
         if rem <= 0:
             return "time"
@@ -402,7 +408,14 @@ class BranchAndCut:
             return "infeasible"
         if st in (S.kUnbounded, S.kUnboundedOrInfeasible):
             return "unbounded"
-        return "time" if st == S.kTimeLimit else "error"
+        if st == S.kTimeLimit:
+            return "time"
+        if retry and iteration_limit is None:
+            self.stats["lp_retries"] += 1
+            h.clearSolver()  # drop the basis HiGHS failed from
+            self._ipm_next = int(h.getNumRow()) >= 1000
+            return self._solve_lp(retry=False)
+        return "error"
 
     def _node_lp(self, lb: np.ndarray, ub: np.ndarray, *, root: bool) -> _NodeLP:
         """LP of a node with its lazy rows; on a time-out the last LP value reached (a valid bound) or None."""
@@ -737,6 +750,7 @@ class BranchAndCut:
             "pool_forgotten": self.pool.forgotten,
             "lp_rows": int(self.h.getNumRow()),
             "lp_solves": self.stats["lp_solves"],
+            "lp_retries": self.stats["lp_retries"],
             "strong_lps": self.stats["strong_lps"],
             "strong_iterations": self.stats["strong_iterations"],
             "strong_skipped": self.stats["strong_skipped"],

@@ -268,6 +268,29 @@ def test_strong_branching_lp_stops_at_its_iteration_cap():
     assert bnc._solve_lp() == "optimal"
 
 
+def test_an_lp_left_without_a_verdict_is_solved_again_from_scratch(monkeypatch):
+    import highspy
+
+    class Flaky(highspy.Highs):  # the first LP with cut rows ends "unknown", as HiGHS once did at N = 14 000
+        fails = 1
+
+        def getModelStatus(self):
+            st = super().getModelStatus()
+            if Flaky.fails and st == highspy.HighsModelStatus.kOptimal and self.getNumRow() > 1:
+                Flaky.fails -= 1
+                return highspy.HighsModelStatus.kUnknown
+            return st
+
+    monkeypatch.setattr(highspy, "Highs", Flaky)
+    rng = np.random.default_rng(5)
+    D = rng.integers(0, 40, size=(11, 11)).astype(float)
+    np.fill_diagonal(D, 0)
+    f = KMedoids(D, 3)
+    res = solve(f, "highs", model="benders", warm_start=None, time_limit=60)
+    assert Flaky.fails == 0 and res.extra["lp_retries"] == 1
+    assert res.termination == "optimal" and res.objective == pytest.approx(brute_force(f)[0])
+
+
 def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
     import scipy.sparse as sp
 
