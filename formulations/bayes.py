@@ -27,6 +27,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -904,12 +905,10 @@ class BatchData:
 
         Computed once per instance (the data are frozen); each call returns a fresh array.
         """
-        memo = self.__dict__.get("_greedy")
-        if memo is None:
-            memo = self._greedy_batch()
-            object.__setattr__(self, "_greedy", memo)
-        return memo[0].copy(), memo[1]
+        buckets, value = self._greedy_batch
+        return buckets.copy(), value
 
+    @cached_property
     def _greedy_batch(self) -> tuple[np.ndarray, float]:
         sel: list[int] = []
         cnt = np.zeros(self.n_buckets, dtype=np.int64)

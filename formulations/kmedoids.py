@@ -146,9 +146,10 @@ def _tie_duplicates(D: np.ndarray, X: np.ndarray) -> None:
         return
     D[dup, :] = D[rep[dup], :]
     D[:, dup] = D[:, rep[dup]]
-    for r in np.unique(rep[dup]):
-        g = np.flatnonzero(rep == r)
-        D[np.ix_(g, g)] = 0.0
+    order = np.argsort(rep, kind="stable")
+    for g in np.split(order, np.flatnonzero(np.diff(rep[order])) + 1):  # the items of each group
+        if g.size > 1:
+            D[np.ix_(g, g)] = 0.0
 
 
 def _exact_rescale(X: np.ndarray, metric: str) -> tuple[np.ndarray, int]:
@@ -849,6 +850,12 @@ class KMedoids(Formulation):
             columns, non-zeros and bytes.
         """
         check_choice(model, "model", self.model_options["model"])
+        g = self._without_twins()
+        if g is not self:  # the same problem with one candidate and one served item per group of twins
+            out = g.linear_model(allow_lazy=allow_lazy, model=model, time_limit=time_limit,
+                                 nnz_per_second=nnz_per_second)
+            return replace(out, meta={**out.meta, "merged_candidates": int(self._cand.size - g._cand.size),
+                                      "merged_items": int(self._served().size - g._served().size)})
         requested = model
         if model == "auto":
             if self.n_items * self._cand.size <= self.AUTO_ASSIGNMENT_MAX:
@@ -860,12 +867,6 @@ class KMedoids(Formulation):
                 "model: 'benders' generates its cuts on demand, which this consumer (MPS export, CP-SAT or Pyomo) "
                 "cannot do; use model='radius' or model='assignment'"
             )
-        g = self._without_twins()
-        if g is not self:  # the same problem with one candidate and one served item per group of twins
-            out = g.linear_model(allow_lazy=allow_lazy, model=model, time_limit=time_limit,
-                                 nnz_per_second=nnz_per_second)
-            return replace(out, meta={**out.meta, "merged_candidates": int(self._cand.size - g._cand.size),
-                                      "merged_items": int(self._served().size - g._served().size)})
         if model != "benders":
             try:
                 self.check_model_fits(model, time_limit=time_limit, nnz_per_second=nnz_per_second,
@@ -1009,7 +1010,7 @@ class KMedoids(Formulation):
         h_cols, h_rows = np.zeros(C), np.zeros(I.size)
         B = _row_block(C)
         for a in range(0, I.size, B):  # blocks of served rows: no copy of the cost matrix
-            blk = (self._D[a:a + B] if whole else self._D[np.ix_(I[a:a + B], cand)]).astype(np.float64)
+            blk = np.asarray(self._D[a:a + B] if whole else self._D[np.ix_(I[a:a + B], cand)], dtype=np.float64)
             h_cols += r_rows[a:a + B] @ blk
             h_rows[a:a + B] = blk @ r_cols
         col_rep = _twin_heads(h_cols, lambda m: self._D[I, cand[m]])
@@ -1022,11 +1023,12 @@ class KMedoids(Formulation):
         A medoid whose twin is also selected gives way to the lowest-index
         representative not selected, which can only lower the objective.
         Returns item indices, shape (k,), sorted; a selection holding a
-        non-candidate is returned as it is (it stays infeasible).
+        non-candidate, or of an instance whose statements merge nothing
+        (:meth:`_without_twins`), is returned as it is.
         """
         sel = self.as_selection(selection)
         pos = np.minimum(np.searchsorted(self._cand, sel), self._cand.size - 1)
-        if not np.array_equal(self._cand[pos], sel):
+        if not np.array_equal(self._cand[pos], sel) or self._without_twins() is self:
             return sel
         reps = self.candidate_representatives()
         mapped = np.unique(reps[pos])
@@ -1075,16 +1077,13 @@ def _twin_heads(h: np.ndarray, vec: Callable[[int], np.ndarray]) -> np.ndarray:
     hs = h[order]
     near = np.abs(np.diff(hs)) <= 1e-9 * np.maximum(1.0, np.abs(hs[1:]))
     rep = np.arange(h.size)
-    if not near.any():
-        return rep
-    run = np.concatenate([[0], np.cumsum(~near)])  # run id of each sorted index
-    starts = np.flatnonzero(np.concatenate([[True], ~near]))
-    for s0 in starts[np.bincount(run)[run[starts]] > 1]:
-        members = np.sort(order[run == run[s0]])
-        head = vec(int(members[0]))
-        for m in members[1:]:
-            if np.array_equal(vec(int(m)), head):
-                rep[m] = members[0]
+    for run in np.split(order, np.flatnonzero(~near) + 1):  # runs of near-equal projections
+        if run.size > 1:
+            members = np.sort(run)
+            head = vec(int(members[0]))
+            for m in members[1:]:
+                if np.array_equal(vec(int(m)), head):
+                    rep[m] = members[0]
     return rep
 
 

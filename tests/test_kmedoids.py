@@ -259,6 +259,18 @@ def test_twin_merging_is_skipped_when_the_cost_matrix_copy_is_too_large(monkeypa
     assert meta["merged_candidates"] == 3 and meta["merged_items"] == 4
 
 
+def test_auto_statement_too_slow_to_build_is_refused_as_auto_on_an_instance_with_twins():
+    # the exact backends answer with the warm start (no error) only when the refusal names "auto"
+    from benchsel.formulations.kmedoids import ModelTooLargeError
+
+    rng = np.random.default_rng(6)
+    R = rng.integers(0, 2, size=(9, 8)).astype(float)
+    f = KMedoids.from_features(np.vstack([R, R[[0, 0, 3, 5]]]), 4, metric="correlation")
+    with pytest.raises(ModelTooLargeError) as e:
+        f.linear_model(model="auto", time_limit=1.0, nnz_per_second=1.0)
+    assert e.value.requested == "auto"
+
+
 def test_twin_clients_merge_into_one_weighted_item():
     rng = np.random.default_rng(3)
     D = rng.uniform(1, 10, size=(9, 9))
