@@ -96,6 +96,11 @@ class BnCOptions:
     initial_share : float
         Share of the time left that the lazy rows' ``initial_rows`` (a warm
         start of the root cut loop) may use before the first LP (``0``: off).
+    compact : float
+        Integer columns that reduced-cost fixing holds at 0 for the whole
+        search leave the LP (with their entries in every row, which makes each
+        simplex iteration cheaper) once they number at least this share of
+        the LP's columns (and at least 32); ``0``: they stay.
     log_every : float
         Seconds between progress lines with ``verbose``.
     """
@@ -117,6 +122,7 @@ class BnCOptions:
     branching: str = "pseudocost"
     max_nodes: int | None = None
     initial_share: float = 0.3
+    compact: float = 0.05
     log_every: float = 5.0
 
 
@@ -232,6 +238,10 @@ class BranchAndCut:
         self.gub = model.col_ub[self.ints].copy()
         self.best_sel: np.ndarray | None = None
         self.UB = np.inf
+        # HiGHS holds the columns `cols` (model indices, increasing); `col_of` maps back (-1: left the LP,
+        # held at 0 by root fixing, see _compact)
+        self.cols = np.arange(self.n)
+        self.col_of = np.arange(self.n)
         self.cut_age = np.zeros(0, dtype=np.int32)  # per LP row beyond the static ones
         self.lp_nnz = 0  # non-zeros of those rows
         # the rows themselves live only in HiGHS (read back when they leave for the pool); their bounds:
@@ -247,7 +257,7 @@ class BranchAndCut:
             "root_fixed": 0,
             "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
             "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0, "lp_retries": 0,
-            "initial_rows_added": 0}
+            "initial_rows_added": 0, "columns_removed": 0}
         self.root_bound: float | None = None
         self.heap: list[_Node] = []
         self.seq = 0
@@ -420,8 +430,11 @@ class BranchAndCut:
     def _node_lp(self, lb: np.ndarray, ub: np.ndarray, *, root: bool) -> _NodeLP:
         """LP of a node with its lazy rows; on a time-out the last LP value reached (a valid bound) or None."""
         h = self.h
-        if self.ints.size:
-            h.changeColsBounds(int(self.ints.size), self.ints, lb.astype(np.float64), ub.astype(np.float64))
+        self._compact()
+        live = self.col_of[self.ints] >= 0
+        if live.any():
+            h.changeColsBounds(int(live.sum()), self.col_of[self.ints[live]].astype(np.int32),
+                               lb[live].astype(np.float64), ub[live].astype(np.float64))
         partial = None
         rounds = 0
         limit = self.opt.root_rounds if root else self.opt.node_rounds
@@ -430,23 +443,23 @@ class BranchAndCut:
             if st != "optimal":
                 return _NodeLP(st, obj=partial if st == "time" else None)
             sol = h.getSolution()
-            x = np.asarray(sol.col_value, dtype=float)
+            x = self._full(sol.col_value)
             obj = float(h.getInfo().objective_function_value)
             gained = obj - partial if partial is not None else np.inf
             partial = obj
             self._age_cuts(np.asarray(sol.row_value, dtype=float))
             if obj >= self._cutoff():
-                return _NodeLP("optimal", x, obj, np.asarray(sol.col_dual, dtype=float))
+                return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
             xi = x[self.ints]
             integral = not np.any(np.abs(xi - np.round(xi)) > 1e-6)
             stalled = not root and rounds >= 2 and gained < self.opt.tail_off * max(1.0, abs(obj))
             if not integral and rounds > 0 and (rounds >= limit or stalled):
-                return _NodeLP("optimal", x, obj, np.asarray(sol.col_dual, dtype=float))
+                return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
             if root and rounds and self.opt.heuristic_every and rounds % 10 == 0:
                 self._heuristic(x)
             cuts = self._separate(x, root=root)
             if cuts is None:
-                return _NodeLP("optimal", x, obj, np.asarray(sol.col_dual, dtype=float))
+                return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
             self._add_rows(cuts)
             rounds += 1
             self._log(obj if root else None)
@@ -498,6 +511,8 @@ class BranchAndCut:
 
     def _add_rows(self, block: RowBlock) -> None:
         A = block.csr(self.n)
+        if self.cols.size < self.n:  # the entries of columns that left the LP (held at 0) are dropped
+            A = A[:, self.cols]
         self.h.addRows(int(A.shape[0]), block.lb.astype(np.float64), block.ub.astype(np.float64), int(A.nnz),
                        A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64))
         self.cut_age = np.concatenate([self.cut_age, np.zeros(A.shape[0], dtype=np.int32)])
@@ -528,7 +543,7 @@ class BranchAndCut:
         # the leaving rows are read back from HiGHS: no copy of the LP's rows is kept here
         _, start, index, value = self.h.getRowsEntries(int(rows.size), rows)
         indptr = np.append(np.asarray(start, dtype=np.int64), len(index))
-        A_old = sp.csr_array((np.asarray(value, dtype=np.float64), np.asarray(index, dtype=np.int32), indptr),
+        A_old = sp.csr_array((np.asarray(value, dtype=np.float64), self.cols[np.asarray(index, dtype=np.int64)], indptr),
                              shape=(rows.size, self.n))
         self.pool.add(A_old, lo[old], up[old])
         self.h.deleteRows(int(rows.size), rows)
@@ -536,6 +551,47 @@ class BranchAndCut:
         self.cut_lb, self.cut_ub, self.cut_age = lo[keep], up[keep], self.cut_age[keep]
         self.lp_nnz -= len(index)
         self.stats["cuts_aged_out"] += int(old.size)
+
+    def _full(self, values: Any) -> np.ndarray:
+        """A vector over the LP's columns (HiGHS' solution or duals) as one over the model's columns, shape
+        (n_cols,); columns that left the LP are 0."""
+        v = np.asarray(values, dtype=float)
+        if self.cols.size == self.n:
+            return v
+        out = np.zeros(self.n)
+        out[self.cols] = v
+        return out
+
+    def _compact(self) -> None:
+        """Integer columns held at 0 by root fixing leave the LP, with their entries in every row, once they
+        are ``compact`` of its columns; only non-basic ones, so the basis stays valid. The cuts still
+        name them (the lazy rows and the pool work over the model's columns); `_add_rows` drops them."""
+        share = self.opt.compact
+        if share <= 0 or not self.ints.size:
+            return
+        dead = self.ints[(self.glb == 0) & (self.gub == 0)]
+        hc = self.col_of[dead]
+        hc = hc[hc >= 0]
+        if hc.size < max(32, share * self.cols.size):
+            return
+        basis = self.h.getBasis()
+        if basis.valid:
+            basic = int(self.hp.HighsBasisStatus.kBasic)
+            status = np.fromiter((int(s) for s in basis.col_status), dtype=np.int64, count=self.cols.size)
+            hc = hc[status[hc] != basic]
+            if hc.size < max(32, share * self.cols.size):
+                return
+        hc = np.sort(hc).astype(np.int32)
+        self.h.deleteCols(int(hc.size), hc)
+        keep = np.ones(self.cols.size, dtype=bool)
+        keep[hc] = False
+        self.cols = self.cols[keep]
+        self.col_of = np.full(self.n, -1, dtype=np.int64)
+        self.col_of[self.cols] = np.arange(self.cols.size)
+        static = self.model.A[:, self.cols].nnz if self.n_static else 0
+        self.lp_nnz = int(self.h.getNumNz()) - int(static)
+        self.stats["columns_removed"] += int(hc.size)
+        _release_freed_memory()
 
     # ---------------------------------------------------------------- fixing
     def _fix_root(self) -> None:
@@ -673,7 +729,7 @@ class BranchAndCut:
         xi = lp.x[self.ints]
         cap = self._strong_iteration_cap()
         for j in top:
-            col = int(self.ints[j])
+            col = int(self.col_of[self.ints[j]])  # a candidate is free at the node, so still in the LP
             gains = []
             for d in (0, 1):
                 lo, hi = (lb[j], np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]), ub[j])
@@ -762,6 +818,7 @@ class BranchAndCut:
             "incumbents": self.stats["incumbents"],
             "heuristic_improvements": self.stats["heuristic_improvements"],
             "initial_rows": self.stats["initial_rows_added"],
+            "columns_removed": self.stats["columns_removed"],
             **{f"separation_{k}": v for k, v in lazy_stats.items() if np.isscalar(v)},
         }
 

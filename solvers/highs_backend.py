@@ -65,6 +65,8 @@ BNC_OPTIONS = (
            doc="branch-and-cut: plunge while a child is within this share of the gap"),
     Option("heuristic_every", _BNC.heuristic_every, "int", low=0,
            doc="branch-and-cut: node heuristic (LP rounding, then eager swaps) every this many nodes (0: root only)"),
+    Option("compact", _BNC.compact, "float", low=0.0, high=1.0,
+           doc="branch-and-cut: columns root fixing holds at 0 leave the LP once they are this share of it (0: never)"),
 )
 HIGHS_OPTIONS = (*COMMON_OPTIONS, Option("highs_options", None, "mapping", doc="raw HiGHS options (name: value)"),
                  *BNC_OPTIONS)
@@ -278,7 +280,7 @@ def _solve_step(run: ExactRun) -> SolveStep:
                                strong_depth=o["strong_depth"], reliable=o["reliable"],
                                strong_share=o["strong_share"], strong_offset=o["strong_offset"], plunge=o["plunge"],
                                branching=o["branching"],
-                               max_nodes=o["max_nodes"], pool_nnz=o["pool_nnz"]),
+                               max_nodes=o["max_nodes"], pool_nnz=o["pool_nnz"], compact=o["compact"]),
     )
     if extra.get("highs_objective") is not None:
         extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]

@@ -224,6 +224,59 @@ def test_reliability_branching_strong_branches_only_unreliable_columns():
         solve(f, "highs", model="benders", reliable=-1)
 
 
+def test_columns_fixed_at_zero_leave_the_lp_and_cuts_keep_model_columns(monkeypatch):
+    from benchsel.solvers.branch_and_cut import BranchAndCut
+
+    seen: dict = {}
+    real_run, real_compact = BranchAndCut.run, BranchAndCut._compact
+
+    def run(self):
+        seen["bnc"] = self
+        return real_run(self)
+
+    def compact(self):
+        before = self.cols.size
+        real_compact(self)
+        if self.cols.size < before:
+            seen.setdefault("aged_before", self.stats["cuts_aged_out"])
+            assert np.all(self.gub[np.isin(self.ints, self.cols, invert=True)] == 0)  # only columns held at 0
+
+    monkeypatch.setattr(BranchAndCut, "run", run)
+    monkeypatch.setattr(BranchAndCut, "_compact", compact)
+    X = np.random.default_rng(2).integers(0, 2, size=(90, 16)).astype(float)
+    f = KMedoids.from_features(X, k=3, metric="correlation")
+    kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, cut_age=1)
+    kept = solve(f, "highs", compact=0.0, **kw)
+    assert kept.extra["columns_removed"] == 0
+    res = solve(f, "highs", compact=0.01, **kw)
+    opt, _ = brute_force(f)
+    for r in (kept, res):
+        assert r.termination == "optimal" and r.objective == pytest.approx(opt)
+        assert r.bound == pytest.approx(opt, rel=1e-6)
+    ex, b = res.extra, seen["bnc"]
+    assert ex["columns_removed"] > 0 and b.h.getNumCol() == b.cols.size == b.n - ex["columns_removed"]
+    assert ex["bnc_nodes"] == kept.extra["bnc_nodes"] > 1  # the same search, on a smaller LP
+    # rows that left the LP after the columns did were read back from HiGHS in model columns: each is a
+    # Benders cut theta_i + sum_j max(0, L - D[i, j]) y_j >= L of its own item, entry by entry
+    assert ex["cuts_aged_out"] > seen["aged_before"] and b.pool.size > 0
+    lazy, A = b.lazy, b.pool.A.tocsr()
+    theta_of = {int(c): i for i, c in enumerate(lazy.theta_cols)}
+    y_of = {int(c): j for j, c in enumerate(lazy.y_cols)}
+    for r in range(A.shape[0]):
+        cols, vals = A.indices[A.indptr[r]:A.indptr[r + 1]], A.data[A.indptr[r]:A.indptr[r + 1]]
+        items = [theta_of[int(c)] for c in cols if int(c) in theta_of]
+        assert len(items) == 1
+        i, L = items[0], b.pool.lb[r]
+        want = {int(lazy.y_cols[j]): L - lazy.Dc[i, j] for j in np.flatnonzero(lazy.Dc[i] < L)}
+        want[int(lazy.theta_cols[i])] = 1.0
+        got = dict(zip(cols.tolist(), vals.tolist()))
+        assert set(got) <= set(want) and all(got[c] == pytest.approx(want[c], rel=1e-9) for c in got)
+        miss = set(want) - set(got) - {c for c in want if c in y_of and b.col_of[c] < 0}  # dropped: held at 0
+        assert all(want[c] < 1e-12 for c in miss)  # else only rounding-level ties the cut leaves out
+    with pytest.raises(InvalidInputError, match=r"compact"):
+        solve(f, "highs", model="benders", compact=1.5)
+
+
 def test_strong_branching_budget_caps_its_share_of_the_simplex_iterations(monkeypatch):
     from benchsel.solvers.branch_and_cut import BranchAndCut
 
