@@ -123,7 +123,8 @@ def run_case(name: str, k: int, method: str, time_limit: float, *, data_dir: Pat
         "cuts": ex.get("lazy_cuts"), "lp_rows": ex.get("lp_rows"), "root_bound": ex.get("root_bound"),
         "root_seconds": ex.get("root_seconds"), "root_fixed": ex.get("root_fixed"),
         "lp_nnz_peak": ex.get("lp_nnz_peak"), "strong_lps": ex.get("strong_lps"),
-        "strong_iterations": ex.get("strong_iterations"), "peak_rss_mb": rss,
+        "strong_iterations": ex.get("strong_iterations"), "columns_removed": ex.get("columns_removed"),
+        "simplex_iterations": ex.get("simplex_iterations"), "peak_rss_mb": rss,
         "rss_goal_mb": 3 * N * N * 8 / 2**20 + 400,
     }
 

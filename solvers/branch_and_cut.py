@@ -543,8 +543,8 @@ class BranchAndCut:
         # the leaving rows are read back from HiGHS: no copy of the LP's rows is kept here
         _, start, index, value = self.h.getRowsEntries(int(rows.size), rows)
         indptr = np.append(np.asarray(start, dtype=np.int64), len(index))
-        A_old = sp.csr_array((np.asarray(value, dtype=np.float64), self.cols[np.asarray(index, dtype=np.int64)], indptr),
-                             shape=(rows.size, self.n))
+        cols = self.cols[np.asarray(index, dtype=np.int64)]  # HiGHS' columns -> the model's
+        A_old = sp.csr_array((np.asarray(value, dtype=np.float64), cols, indptr), shape=(rows.size, self.n))
         self.pool.add(A_old, lo[old], up[old])
         self.h.deleteRows(int(rows.size), rows)
         _release_freed_memory()
