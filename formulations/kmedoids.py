@@ -145,11 +145,7 @@ def _tie_duplicates(D: np.ndarray, X: np.ndarray) -> None:
     if dup.size == 0:
         return
     D[dup, :] = D[rep[dup], :]
-    D[:, dup] = D[:, rep[dup]]
-    order = np.argsort(rep, kind="stable")
-    for g in np.split(order, np.flatnonzero(np.diff(rep[order])) + 1):  # the items of each group
-        if g.size > 1:
-            D[np.ix_(g, g)] = 0.0
+    D[:, dup] = D[:, rep[dup]]  # so D[a, b] = D[r, r] = 0 for any two items a, b of the group of r
 
 
 def _exact_rescale(X: np.ndarray, metric: str) -> tuple[np.ndarray, int]:
@@ -383,8 +379,7 @@ class KMedoids(Formulation):
         self._cand.setflags(write=False)
         self._all_candidates = candidates is None or cand.size == self._D.shape[0]
         self._sorted: SortedRows | None = None
-        self._reps: np.ndarray | None = None  # candidate_representatives()
-        self._client_reps: np.ndarray | None = None  # client_representatives()
+        self._twin_reps: tuple[np.ndarray, np.ndarray] | None = None  # _twins(), computed once
         self._twinless: KMedoids | None = None  # _without_twins()
 
     # --------------------------------------------------------------- builders
@@ -477,10 +472,14 @@ class KMedoids(Formulation):
         """Items with positive weight (the only ones the objective sees)."""
         return np.flatnonzero(self._w > 0)
 
+    def _cost_is_D(self) -> bool:
+        """Every item is served and a candidate: the cost matrix is ``D`` itself (a view, no copy)."""
+        return self._served().size == self.n_items and self._all_candidates
+
     def _cost_matrix(self) -> np.ndarray:
         """``D`` restricted to served items x candidates, shape (n_served, C): a view when nothing is left out."""
         I = self._served()
-        if I.size == self.n_items and self._all_candidates:
+        if self._cost_is_D():
             return self._D
         return self._D[np.ix_(I, self._cand)]
 
@@ -984,9 +983,7 @@ class KMedoids(Formulation):
             Item index of the representative of each candidate (itself when it
             has no twin).
         """
-        if self._reps is None:
-            self._reps, self._client_reps = self._twins()
-        return self._reps.copy()
+        return self._twins()[0].copy()
 
     def client_representatives(self) -> np.ndarray:
         """Representative of each served item: the lowest-index served item with the same distances to
@@ -997,14 +994,18 @@ class KMedoids(Formulation):
         ndarray of int64, shape (n_served,)
             Item index of the representative of each served item (``self._served()`` order).
         """
-        if self._client_reps is None:
-            self._reps, self._client_reps = self._twins()
-        return self._client_reps.copy()
+        return self._twins()[1].copy()
 
     def _twins(self) -> tuple[np.ndarray, np.ndarray]:
-        """Twin columns (candidates) and twin rows (served items) of the cost matrix, as representatives."""
+        """Twin columns (candidates) and twin rows (served items) of the cost matrix, as representatives
+        (computed once; callers copy)."""
+        if self._twin_reps is None:
+            self._twin_reps = self._find_twins()
+        return self._twin_reps
+
+    def _find_twins(self) -> tuple[np.ndarray, np.ndarray]:
         I, cand, C = self._served(), self._cand, self._cand.size
-        whole = I.size == self.n_items and self._all_candidates
+        whole = self._cost_is_D()
         rng = np.random.default_rng(0)
         r_rows, r_cols = rng.uniform(1.0, 2.0, I.size), rng.uniform(1.0, 2.0, C)
         h_cols, h_rows = np.zeros(C), np.zeros(I.size)
@@ -1047,7 +1048,7 @@ class KMedoids(Formulation):
             crep = self.client_representatives()
             n_clients = np.unique(crep).size
             copy_bytes = n_clients * keep.size * self._D.itemsize
-            whole = self._served().size == self.n_items and self._all_candidates  # D itself is the cost matrix
+            whole = self._cost_is_D()
             merges = keep.size < self._cand.size or n_clients < crep.size
             if not merges or keep.size < self.k or (whole and copy_bytes > self.DEDUP_COPY_MAX):
                 self._twinless = self

@@ -438,6 +438,10 @@ class BranchAndCut:
         partial = None
         rounds = 0
         limit = self.opt.root_rounds if root else self.opt.node_rounds
+
+        def done() -> _NodeLP:  # the node's LP as it stands (duals read only here)
+            return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
+
         while True:
             st = self._solve_lp()
             if st != "optimal":
@@ -449,17 +453,17 @@ class BranchAndCut:
             partial = obj
             self._age_cuts(np.asarray(sol.row_value, dtype=float))
             if obj >= self._cutoff():
-                return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
+                return done()
             xi = x[self.ints]
             integral = not np.any(np.abs(xi - np.round(xi)) > 1e-6)
             stalled = not root and rounds >= 2 and gained < self.opt.tail_off * max(1.0, abs(obj))
             if not integral and rounds > 0 and (rounds >= limit or stalled):
-                return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
+                return done()
             if root and rounds and self.opt.heuristic_every and rounds % 10 == 0:
                 self._heuristic(x)
             cuts = self._separate(x, root=root)
             if cuts is None:
-                return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
+                return done()
             self._add_rows(cuts)
             rounds += 1
             self._log(obj if root else None)
@@ -572,14 +576,15 @@ class BranchAndCut:
         dead = self.ints[(self.glb == 0) & (self.gub == 0)]
         hc = self.col_of[dead]
         hc = hc[hc >= 0]
-        if hc.size < max(32, share * self.cols.size):
+        enough = max(32, share * self.cols.size)
+        if hc.size < enough:
             return
         basis = self.h.getBasis()
         if basis.valid:
             basic = int(self.hp.HighsBasisStatus.kBasic)
             status = np.fromiter((int(s) for s in basis.col_status), dtype=np.int64, count=self.cols.size)
             hc = hc[status[hc] != basic]
-            if hc.size < max(32, share * self.cols.size):
+            if hc.size < enough:
                 return
         hc = np.sort(hc).astype(np.int32)
         self.h.deleteCols(int(hc.size), hc)
