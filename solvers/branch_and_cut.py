@@ -23,13 +23,26 @@ HiGHS has no lazy-constraint callback, so the search is driven here
   lazy rows' ``branch_scores(x)`` or to fractionality while a column has no
   history; open nodes are explored best bound first.
 
+With ``threads`` above 1 (default: the cores this process may use, at most
+4), once the root is solved and the search has run ``parallel_after`` seconds,
+further threads take open nodes from the same queue, each with its own HiGHS
+copy of the LP (HiGHS releases the GIL while it solves, where nearly all the
+time goes), its own cut pool and its own basis; the incumbent, the global
+fixings, the pseudo-costs and the queue are shared. Every bound reported then
+counts the nodes a thread holds. Which of several optimal selections is found,
+and the search at a time limit, then depend on timing: ``threads=1`` makes the
+search reproducible.
+
 Every bound reported is valid for the full model: an LP holding only some of
 the lazy rows is a relaxation.
 """
 from __future__ import annotations
 
+import copy
 import heapq
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -101,6 +114,15 @@ class BnCOptions:
         search leave the LP (with their entries in every row, which makes each
         simplex iteration cheaper) once they number at least this share of
         the LP's columns (and at least 32); ``0``: they stay.
+    threads : int, optional
+        Search threads (``None``: the cores this process may use, at most 4).
+    parallel_after : float
+        Seconds the search runs on one thread before the others start (they
+        start after the root, when nodes are open); short searches stay on one.
+    own_share : float
+        With several threads, a thread takes the best open node it created
+        itself (its LP is nearer to that node's) while that node's bound is
+        within this share of the gap above the best open bound.
     log_every : float
         Seconds between progress lines with ``verbose``.
     """
@@ -123,6 +145,9 @@ class BnCOptions:
     max_nodes: int | None = None
     initial_share: float = 0.3
     compact: float = 0.05
+    threads: int | None = None
+    parallel_after: float = 1.0
+    own_share: float = 1.0
     log_every: float = 5.0
 
 
@@ -134,6 +159,7 @@ class _Node:
     lb: np.ndarray = field(compare=False)
     ub: np.ndarray = field(compare=False)
     branch: tuple[int, int, float, float] | None = field(default=None, compare=False)  # (col, dir, frac, parent obj)
+    owner: int = field(default=0, compare=False)  # the search thread that created it (threading.get_ident())
 
 
 @dataclass
@@ -142,6 +168,57 @@ class _NodeLP:
     x: np.ndarray | None = None
     obj: float | None = None
     rc: np.ndarray | None = None
+
+
+class _Search:
+    """The search state every thread shares; ``lock`` guards it, ``cond`` wakes threads waiting for nodes."""
+
+    def __init__(self, glb: np.ndarray, gub: np.ndarray) -> None:
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
+        self.heap: list[_Node] = []
+        self.seq = 0
+        self.UB = np.inf
+        self.best_sel: np.ndarray | None = None
+        self.glb, self.gub = glb, gub  # global bounds of the integer columns (root fixing)
+        self.pc_sum = np.zeros((2, glb.size))  # pseudo-costs: objective gain per unit change, down / up
+        self.pc_n = np.zeros((2, glb.size))
+        self.pruned_min = np.inf
+        self.root: _NodeLP | None = None
+        self.root_bound: float | None = None
+        self.busy: dict[int, float] = {}  # thread -> bound of the node it holds (counted in every bound)
+        self.nodes = 0
+        self.stop: Termination | None = None  # set: every thread leaves its loop
+        self.halt = False  # the main thread ends the search (an exception): threads leave
+        self.failure: BaseException | None = None  # raised in a helper thread
+
+
+class _Shared:
+    """An attribute of :class:`BranchAndCut` kept in its :class:`_Search` (one for every search thread)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else getattr(obj.sh, self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        setattr(obj.sh, self.name, value)
+
+
+def _fresh_stats() -> dict[str, Any]:
+    return {
+        "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0,
+        "root_fixed": 0,
+        "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
+        "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0, "lp_retries": 0,
+        "initial_rows_added": 0, "columns_removed": 0}
+
+
+#: Counters summed over the search threads in the extras (the others are the main thread's).
+_ADDITIVE = ("cuts", "pool_cuts", "cuts_aged_out", "lp_solves", "nodes", "node_fixed", "heuristic_improvements",
+             "simplex_iterations", "incumbents", "strong_lps", "strong_iterations", "strong_skipped", "lp_retries",
+             "root_fixed")
 
 
 class _CutPool:
@@ -218,6 +295,17 @@ class BranchAndCut:
     options : BnCOptions, optional
     """
 
+    UB = _Shared()
+    best_sel = _Shared()
+    glb = _Shared()
+    gub = _Shared()
+    pc_sum = _Shared()
+    pc_n = _Shared()
+    pruned_min = _Shared()
+    root = _Shared()
+    root_bound = _Shared()
+    heap = _Shared()
+
     def __init__(self, h: Any, hp: Any, model: LinearModel, key: Callable[[np.ndarray], float | None], *,
                  time_limit: float | None = None, mip_rel_gap: float | None = 1e-6, verbose: bool = False,
                  warm_start: np.ndarray | None = None, options: BnCOptions | None = None) -> None:
@@ -234,10 +322,10 @@ class BranchAndCut:
         self.n = model.n_cols
         self.n_static = model.n_rows
         self.ints = np.flatnonzero(model.integrality).astype(np.int32)
-        self.glb = model.col_lb[self.ints].copy()  # global bounds of the integer columns (root fixing)
-        self.gub = model.col_ub[self.ints].copy()
-        self.best_sel: np.ndarray | None = None
-        self.UB = np.inf
+        self.sh = _Search(model.col_lb[self.ints].copy(), model.col_ub[self.ints].copy())
+        self.helper = False  # a search thread started by the main one (see _spawn)
+        self.helpers: list[BranchAndCut] = []
+        self._threads: list[threading.Thread] = []
         # HiGHS holds the columns `cols` (model indices, increasing); `col_of` maps back (-1: left the LP,
         # held at 0 by root fixing, see _compact)
         self.cols = np.arange(self.n)
@@ -249,19 +337,7 @@ class BranchAndCut:
         self.cut_ub = np.zeros(0)
         self.pool = _CutPool(self.n, self.opt.pool_size, self.opt.pool_nnz)
         self.core: np.ndarray | None = None  # in-out core point (integer columns)
-        self.root: _NodeLP | None = None
-        self.pc_sum = np.zeros((2, self.ints.size))  # pseudo-costs: objective gain per unit change, down / up
-        self.pc_n = np.zeros((2, self.ints.size))
-        self.stats: dict[str, Any] = {
-            "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0,
-            "root_fixed": 0,
-            "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
-            "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0, "lp_retries": 0,
-            "initial_rows_added": 0, "columns_removed": 0}
-        self.root_bound: float | None = None
-        self.heap: list[_Node] = []
-        self.seq = 0
-        self.pruned_min = np.inf
+        self.stats: dict[str, Any] = _fresh_stats()
         self._last_log = self.t0
         self._ipm_next = False
         self.initial_bound: float | None = None
@@ -292,51 +368,164 @@ class BranchAndCut:
             h.changeColsIntegrality(int(self.ints.size), self.ints, np.zeros(self.ints.size, dtype=np.uint8))
         self._offer(self.warm_start)
         self._push(_Node(-np.inf, 0, self._next_seq(), self.glb.copy(), self.gub.copy()))
-        term: Termination | None = None
-        nxt: _Node | None = None
-        while self.heap or nxt is not None:
-            if self._left() <= 0:
-                term = Termination.TIME_LIMIT
-                break
-            if self.opt.max_nodes is not None and self.stats["nodes"] >= self.opt.max_nodes:
-                term = Termination.ITERATION_LIMIT
-                break
-            node = self._select(nxt)
-            nxt = None
-            if node is None:
-                continue
-            status, children = self._process(node)
-            if status in ("time", "error"):
-                term = Termination.TIME_LIMIT if status == "time" else Termination.ERROR
-                break
-            if status == "unbounded":
-                return None, Termination.UNBOUNDED, None, self._extra(Termination.UNBOUNDED)
-            if children:  # plunge into the first child while it stays near the best bound
-                nxt = children[0]
-                for c in children[1:]:
-                    self._push(c)
-            self._log()
-        if nxt is not None:
-            self._push(nxt)
+        try:
+            self._search()
+        finally:
+            self._join()
+        sh = self.sh
+        if sh.failure is not None:
+            raise sh.failure
+        term = sh.stop
+        if term == Termination.UNBOUNDED:
+            return None, term, None, self._extra(term)
         if term is None:
             term = Termination.OPTIMAL if self.best_sel is not None else Termination.INFEASIBLE
         return self.best_sel, term, self._bound(term), self._extra(term)
 
-    def _select(self, nxt: _Node | None) -> _Node | None:
-        """The next node: the plunging child while its bound is within ``plunge`` of the gap, else the best open one.
+    def _search(self) -> None:
+        """One thread's loop: take a node, process it, hand back its children.
 
-        Returns None when the chosen node is pruned by bound.
+        Ends when no node is open and no thread holds one, or when a limit,
+        an error or the main thread stops every thread.
         """
+        sh, me = self.sh, threading.get_ident()
+        nxt: _Node | None = None
+        while True:
+            with sh.cond:
+                if sh.stop is None and self._left() <= 0:
+                    sh.stop = Termination.TIME_LIMIT
+                if sh.stop is None and self.opt.max_nodes is not None and sh.nodes >= self.opt.max_nodes:
+                    sh.stop = Termination.ITERATION_LIMIT
+                if sh.stop is not None or sh.halt:
+                    if nxt is not None:
+                        heapq.heappush(sh.heap, nxt)
+                    sh.busy.pop(me, None)
+                    sh.cond.notify_all()
+                    return
+                node = self._select(nxt)
+                nxt = None
+                if node is None:  # nothing open: done, unless another thread holds a node
+                    sh.busy.pop(me, None)
+                    if not sh.busy:
+                        sh.cond.notify_all()
+                        return
+                    sh.cond.wait(timeout=0.2)
+                    continue
+                if node.bound >= self._cutoff():
+                    self._prune(node.bound)
+                    sh.busy.pop(me, None)
+                    continue
+                sh.busy[me] = node.bound
+            status, children = self._process(node)
+            with sh.cond:
+                if status in ("time", "error", "unbounded") and sh.stop is None:
+                    sh.stop = {"time": Termination.TIME_LIMIT, "error": Termination.ERROR,
+                               "unbounded": Termination.UNBOUNDED}[status]
+                if children:  # plunge into the first child while it stays near the best bound
+                    nxt = children[0]
+                    sh.busy[me] = nxt.bound
+                    for c in children[1:]:
+                        heapq.heappush(sh.heap, c)
+                else:
+                    sh.busy.pop(me, None)
+                sh.cond.notify_all()
+            if not self.helper:
+                self._spawn()
+                self._log()
+
+    def _select(self, nxt: _Node | None) -> _Node | None:
+        """The next node (lock held): the plunging child while its bound is within ``plunge`` of the gap,
+        else the best open one; None when none is open."""
         if nxt is not None:
             best = self.heap[0].bound if self.heap else nxt.bound
             if np.isfinite(self.UB) and nxt.bound > best + self.opt.plunge * (self.UB - best):
-                self._push(nxt)
+                heapq.heappush(self.heap, nxt)
                 nxt = None
-        node = nxt if nxt is not None else heapq.heappop(self.heap)
-        if node.bound >= self._cutoff():
-            self.pruned_min = min(self.pruned_min, node.bound)
+        if nxt is not None:
+            return nxt
+        heap = self.heap
+        if not heap:
             return None
-        return node
+        me = threading.get_ident()
+        if self.helpers or self.helper:  # another thread's best node costs this LP more simplex iterations
+            near = heap[0].bound + self.opt.own_share * (self.UB - heap[0].bound) if np.isfinite(self.UB) else None
+            if heap[0].owner != me and near is not None:
+                mine = [i for i, e in enumerate(heap) if e.owner == me and e.bound <= near]
+                if mine:
+                    i = min(mine, key=lambda i: heap[i])
+                    node = heap[i]
+                    heap[i] = heap[-1]
+                    heap.pop()
+                    heapq.heapify(heap)
+                    return node
+        return heapq.heappop(heap)
+
+    # --------------------------------------------------------------- threads
+    def _n_threads(self) -> int:
+        if self.opt.threads is not None:
+            return max(1, int(self.opt.threads))
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return max(1, min(4, cores))
+
+    def _spawn(self) -> None:
+        """Start the other search threads once: after the root, ``parallel_after`` seconds in, nodes open."""
+        if self._threads or self.sh.root is None or self._n_threads() <= 1:
+            return
+        if time.perf_counter() - self.t0 < self.opt.parallel_after or self._left() < 1.0:
+            return
+        with self.sh.lock:
+            if not self.heap:
+                return
+        for _ in range(self._n_threads() - 1):
+            hb = self._helper()
+            t = threading.Thread(target=hb._helper_search, name="benchsel-branch-and-cut", daemon=True)
+            self.helpers.append(hb)
+            self._threads.append(t)
+            t.start()
+
+    def _helper(self) -> BranchAndCut:
+        """A search thread's own LP side: a HiGHS copy of the LP as it stands (rows, columns, basis, options),
+        its own cut bookkeeping and pool; the search state stays shared (``sh``)."""
+        h2 = self.hp.Highs()
+        h2.passOptions(self.h.getOptions())
+        h2.passModel(self.h.getLp())
+        basis = self.h.getBasis()
+        if basis.valid:
+            h2.setBasis(basis)
+        hb = copy.copy(self)
+        hb.h = h2
+        hb.cols, hb.col_of = self.cols.copy(), self.col_of.copy()
+        hb.cut_age, hb.cut_lb, hb.cut_ub = self.cut_age.copy(), self.cut_lb.copy(), self.cut_ub.copy()
+        hb.pool = _CutPool(self.n, self.opt.pool_size, self.opt.pool_nnz)
+        hb.core, hb._ipm_next = None, False
+        hb.stats = _fresh_stats()
+        hb.stats["lp_nnz_peak"] = self.lp_nnz
+        hb.helper, hb.helpers, hb._threads = True, [], []
+        return hb
+
+    def _helper_search(self) -> None:
+        try:
+            self._search()
+        except BaseException as e:  # handed to the main thread, which raises it
+            with self.sh.cond:
+                self.sh.failure = e
+                self.sh.halt = True
+                self.sh.cond.notify_all()
+
+    def _join(self) -> None:
+        """Stop and wait for the other threads (each returns its node to the queue)."""
+        if not self._threads:
+            return
+        with self.sh.cond:
+            if self.sh.stop is None and (self.heap or self.sh.busy or self.sh.failure is not None):
+                self.sh.halt = True  # the main thread left early (an exception)
+            self.sh.cond.notify_all()
+        for t in self._threads:  # a thread still in an LP past the limit is left; its node's bound counts (busy)
+            t.join(timeout=None if self.time_limit is None else max(self._left(), 0.0) + 1.0)
+
+    def _prune(self, bound: float) -> None:
+        with self.sh.lock:
+            self.pruned_min = min(self.pruned_min, bound)
 
     def _process(self, node: _Node) -> tuple[str, list[_Node]]:
         """Solve a node: LP with its cuts, heuristic, fixing, branching. Returns (status, children)."""
@@ -344,7 +533,7 @@ class BranchAndCut:
         ub = np.minimum(node.ub, self.gub)
         if np.any(lb > ub):  # emptied by root fixing
             return "infeasible", []
-        root = self.stats["nodes"] == 0
+        root = not self.helper and self.stats["nodes"] == 0
         if root:
             self._initial_rows()
         lp = self._node_lp(lb, ub, root=root)
@@ -353,6 +542,8 @@ class BranchAndCut:
             self._push(node)
             return lp.status, []
         self.stats["nodes"] += 1
+        with self.sh.lock:
+            self.sh.nodes += 1
         if lp.status == "unbounded":
             return ("unbounded" if root else "infeasible"), []
         if lp.status == "infeasible":
@@ -368,14 +559,14 @@ class BranchAndCut:
         if root:
             self._fix_root()
         if lp.obj >= self._cutoff():
-            self.pruned_min = min(self.pruned_min, lp.obj)
+            self._prune(lp.obj)
             return "pruned", []
         xi = lp.x[self.ints]
         frac = np.abs(xi - np.round(xi)) > 1e-6
         if not frac.any():  # separated to the end: an optimum of the node
             self._offer(self.model.selection_from_x(lp.x))
             if lp.obj >= self._cutoff():
-                self.pruned_min = min(self.pruned_min, lp.obj)
+                self._prune(lp.obj)
             return "solved", []
         lb_c, ub_c = self._fix(lb, ub, lp)
         return "branched", self._branch(lp, lb_c, ub_c, -node.neg_depth, frac)
@@ -601,13 +792,14 @@ class BranchAndCut:
     # ---------------------------------------------------------------- fixing
     def _fix_root(self) -> None:
         """Global reduced-cost fixing from the root LP against the incumbent (renewed when it improves)."""
-        if self.root is None or self.root.rc is None or not np.isfinite(self.UB):
-            return
-        assert self.root.x is not None and self.root.obj is not None
-        lb, ub = self._rc_fix(self.glb, self.gub, self.root)
-        n0 = int(np.sum(lb > self.glb) + np.sum(ub < self.gub))
-        self.glb, self.gub = lb, ub
-        self.stats["root_fixed"] += n0
+        with self.sh.lock:
+            if self.root is None or self.root.rc is None or not np.isfinite(self.UB):
+                return
+            assert self.root.x is not None and self.root.obj is not None
+            lb, ub = self._rc_fix(self.glb, self.gub, self.root)
+            n0 = int(np.sum(lb > self.glb) + np.sum(ub < self.gub))
+            self.glb, self.gub = lb, ub
+            self.stats["root_fixed"] += n0
 
     def _fix(self, lb: np.ndarray, ub: np.ndarray, lp: _NodeLP) -> tuple[np.ndarray, np.ndarray]:
         """Reduced-cost fixing at a node: the children inherit the tightened bounds."""
@@ -635,11 +827,14 @@ class BranchAndCut:
         if sel is None or np.asarray(sel).size == 0:
             return False
         k = self.key(np.asarray(sel))
-        if k is None or not k < self.UB - 1e-12 * max(1.0, abs(k)):
+        if k is None:
             return False
-        self.best_sel, self.UB = np.sort(np.asarray(sel, dtype=np.int64)), k
-        self.stats["incumbents"] += 1
-        self._fix_root()
+        with self.sh.lock:
+            if not k < self.UB - 1e-12 * max(1.0, abs(k)):
+                return False
+            self.best_sel, self.UB = np.sort(np.asarray(sel, dtype=np.int64)), k
+            self.stats["incumbents"] += 1
+            self._fix_root()
         return True
 
     def _heuristic(self, x: np.ndarray) -> None:
@@ -664,8 +859,9 @@ class BranchAndCut:
             return
         j, d, fr, parent = node.branch
         if fr > 1e-9 and np.isfinite(parent):
-            self.pc_sum[d, j] += max(obj - parent, 0.0) / fr
-            self.pc_n[d, j] += 1
+            with self.sh.lock:
+                self.pc_sum[d, j] += max(obj - parent, 0.0) / fr
+                self.pc_n[d, j] += 1
 
     def _scores(self, lp: _NodeLP, cand: np.ndarray) -> np.ndarray:
         """Branching score of fractional integer columns ``cand`` (indices into ``ints``)."""
@@ -692,7 +888,7 @@ class BranchAndCut:
         assert lp.x is not None and lp.obj is not None
         cand = np.flatnonzero(frac & (lb < ub))
         if cand.size == 0:  # fractional columns all fixed by reduced costs: the node is done
-            self.pruned_min = min(self.pruned_min, lp.obj)
+            self._prune(lp.obj)
             return []
         if self.opt.branching == "fractional":
             xi = lp.x[self.ints][cand]
@@ -720,8 +916,9 @@ class BranchAndCut:
         up_lb, dn_ub = lb.copy(), ub.copy()
         up_lb[j] = np.ceil(v)
         dn_ub[j] = np.floor(v)
-        up = _Node(lp.obj, -(depth + 1), self._next_seq(), up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj))
-        down = _Node(lp.obj, -(depth + 1), self._next_seq(), lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj))
+        me = threading.get_ident()
+        up = _Node(lp.obj, -(depth + 1), self._next_seq(), up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj), me)
+        down = _Node(lp.obj, -(depth + 1), self._next_seq(), lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj), me)
         return [up, down] if v - np.floor(v) >= 0.5 else [down, up]
 
     def _strong(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, cand: np.ndarray, score: np.ndarray) -> int:
@@ -748,8 +945,9 @@ class BranchAndCut:
                 gains.append(max(obj - lp.obj, 0.0))
                 fr = (xi[j] - np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]) - xi[j])
                 if st in ("optimal", "iterations") and fr > 1e-9:  # a cut-short LP: an underestimate
-                    self.pc_sum[d, j] += gains[-1] / fr
-                    self.pc_n[d, j] += 1
+                    with self.sh.lock:
+                        self.pc_sum[d, j] += gains[-1] / fr
+                        self.pc_n[d, j] += 1
                 h.changeColBounds(col, float(lb[j]), float(ub[j]))
                 h.setBasis(basis)
             sc = max(gains[0], 1e-6) * max(gains[1], 1e-6)
@@ -776,18 +974,22 @@ class BranchAndCut:
         return max(10, int(2 * other / max(lps, 1)))
 
     def _next_seq(self) -> int:
-        self.seq += 1
-        return self.seq
+        with self.sh.lock:
+            self.sh.seq += 1
+            return self.sh.seq
 
     def _push(self, node: _Node) -> None:
-        heapq.heappush(self.heap, node)  # best bound first; deeper first among equal bounds
+        with self.sh.cond:
+            heapq.heappush(self.heap, node)  # best bound first; deeper first among equal bounds
+            self.sh.cond.notify_all()
 
     # --------------------------------------------------------------- results
     def _bound(self, term: Termination) -> float | None:
         if term in (Termination.INFEASIBLE, Termination.UNBOUNDED):
             return None
-        open_min = min((e.bound for e in self.heap), default=np.inf)
-        bound = min(open_min, self.pruned_min, self.UB)
+        with self.sh.lock:  # the open nodes and those a thread still holds
+            open_min = min([e.bound for e in self.heap] + list(self.sh.busy.values()), default=np.inf)
+            bound = min(open_min, self.pruned_min, self.UB)
         if self.model.integral_objective and np.isfinite(bound):
             bound = float(np.ceil(bound - 1e-6))
         if not np.isfinite(bound):
@@ -798,32 +1000,37 @@ class BranchAndCut:
 
     def _extra(self, term: Termination) -> dict[str, Any]:
         lazy_stats = getattr(self.lazy, "stats", {})
+        st = dict(self.stats)
+        for k in _ADDITIVE:
+            st[k] = st[k] + sum(hb.stats[k] for hb in self.helpers)
         return {
             "highs_status": "branch-and-cut: " + term.value,
-            "bnc_nodes": self.stats["nodes"],
+            "bnc_nodes": st["nodes"],
             "bnc_open_nodes": len(self.heap),
-            "lazy_cuts": self.stats["cuts"],
-            "pool_cuts": self.stats["pool_cuts"],
-            "cuts_aged_out": self.stats["cuts_aged_out"],
-            "lp_nnz_peak": self.stats["lp_nnz_peak"],
+            "search_threads": 1 + len(self.helpers),
+            "helper_nodes": sum(hb.stats["nodes"] for hb in self.helpers),
+            "lazy_cuts": st["cuts"],
+            "pool_cuts": st["pool_cuts"],
+            "cuts_aged_out": st["cuts_aged_out"],
+            "lp_nnz_peak": max([st["lp_nnz_peak"]] + [hb.stats["lp_nnz_peak"] for hb in self.helpers]),
             "pool_rows": self.pool.size,
             "pool_nnz": int(self.pool.A.nnz),
             "pool_forgotten": self.pool.forgotten,
             "lp_rows": int(self.h.getNumRow()),
-            "lp_solves": self.stats["lp_solves"],
-            "lp_retries": self.stats["lp_retries"],
-            "strong_lps": self.stats["strong_lps"],
-            "strong_iterations": self.stats["strong_iterations"],
-            "strong_skipped": self.stats["strong_skipped"],
-            "simplex_iterations": self.stats["simplex_iterations"],
+            "lp_solves": st["lp_solves"],
+            "lp_retries": st["lp_retries"],
+            "strong_lps": st["strong_lps"],
+            "strong_iterations": st["strong_iterations"],
+            "strong_skipped": st["strong_skipped"],
+            "simplex_iterations": st["simplex_iterations"],
             "root_bound": self.root_bound,
-            "root_seconds": self.stats["root_seconds"],
-            "root_fixed": self.stats["root_fixed"],
-            "node_fixed": self.stats["node_fixed"],
-            "incumbents": self.stats["incumbents"],
-            "heuristic_improvements": self.stats["heuristic_improvements"],
-            "initial_rows": self.stats["initial_rows_added"],
-            "columns_removed": self.stats["columns_removed"],
+            "root_seconds": st["root_seconds"],
+            "root_fixed": st["root_fixed"],
+            "node_fixed": st["node_fixed"],
+            "incumbents": st["incumbents"],
+            "heuristic_improvements": st["heuristic_improvements"],
+            "initial_rows": st["initial_rows_added"],
+            "columns_removed": st["columns_removed"],
             **{f"separation_{k}": v for k, v in lazy_stats.items() if np.isscalar(v)},
         }
 
@@ -838,8 +1045,11 @@ class BranchAndCut:
             bound = root_obj
             where = "root"
         else:
-            bound = min((e.bound for e in self.heap), default=self.UB)
-            where = f"{self.stats['nodes']} nodes, {len(self.heap)} open"
+            with self.sh.lock:
+                bound = min([e.bound for e in self.heap] + list(self.sh.busy.values()), default=self.UB)
+                where = f"{self.sh.nodes} nodes, {len(self.heap)} open"
+                if self.helpers:
+                    where += f", {1 + len(self.helpers)} threads"
         gap = (self.UB - bound) / max(abs(self.UB), 1e-9) if np.isfinite(self.UB) else np.inf
         print(f"[benchsel] highs branch-and-cut: {where}, bound {bound:.8g}, incumbent {self.UB:.8g}, "
               f"gap {100 * gap:.4f} %, {self.stats['cuts']} cuts ({int(self.h.getNumRow())} LP rows), "

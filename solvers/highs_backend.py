@@ -67,6 +67,12 @@ BNC_OPTIONS = (
            doc="branch-and-cut: node heuristic (LP rounding, then eager swaps) every this many nodes (0: root only)"),
     Option("compact", _BNC.compact, "float", low=0.0, high=1.0,
            doc="branch-and-cut: columns root fixing holds at 0 leave the LP once they are this share of it (0: never)"),
+    Option("parallel_after", _BNC.parallel_after, "float", low=0.0,
+           doc="branch-and-cut: seconds on one thread before the other search threads start (threads: their "
+               "number, default the cores available, at most 4; threads=1 makes the search reproducible)"),
+    Option("own_share", _BNC.own_share, "float", low=0.0, high=1.0,
+           doc="branch-and-cut, several threads: a thread takes its own best open node while that node's bound is "
+               "within this share of the gap above the best open bound"),
 )
 HIGHS_OPTIONS = (*COMMON_OPTIONS, Option("highs_options", None, "mapping", doc="raw HiGHS options (name: value)"),
                  *BNC_OPTIONS)
@@ -280,7 +286,9 @@ def _solve_step(run: ExactRun) -> SolveStep:
                                strong_depth=o["strong_depth"], reliable=o["reliable"],
                                strong_share=o["strong_share"], strong_offset=o["strong_offset"], plunge=o["plunge"],
                                branching=o["branching"],
-                               max_nodes=o["max_nodes"], pool_nnz=o["pool_nnz"], compact=o["compact"]),
+                               max_nodes=o["max_nodes"], pool_nnz=o["pool_nnz"], compact=o["compact"],
+                               threads=o["threads"], parallel_after=o["parallel_after"],
+                               own_share=o["own_share"]),
     )
     if extra.get("highs_objective") is not None:
         extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]

@@ -211,9 +211,10 @@ def test_branch_and_cut_options_reach_the_brute_force_optimum(opts):
 def test_reliability_branching_strong_branches_only_unreliable_columns():
     X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)  # a flat LP: the tree branches
     f = KMedoids.from_features(X, k=8, metric="correlation")
-    ref = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0, strong=0)
-    every = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0, strong=4, reliable=0)
-    rel = solve(f, "highs", model="benders", warm_start=None, time_limit=60, seed=0, strong=4, reliable=1)
+    kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, threads=1)  # one thread: counts compare
+    ref = solve(f, "highs", strong=0, **kw)
+    every = solve(f, "highs", strong=4, reliable=0, **kw)
+    rel = solve(f, "highs", strong=4, reliable=1, **kw)
     for res in (every, rel):
         assert res.termination == "optimal" and res.objective == pytest.approx(ref.objective, rel=1e-9)
     assert ref.extra["strong_lps"] == 0
@@ -245,7 +246,7 @@ def test_columns_fixed_at_zero_leave_the_lp_and_cuts_keep_model_columns(monkeypa
     monkeypatch.setattr(BranchAndCut, "_compact", compact)
     X = np.random.default_rng(2).integers(0, 2, size=(90, 16)).astype(float)
     f = KMedoids.from_features(X, k=3, metric="correlation")
-    kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, cut_age=1)
+    kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, cut_age=1, threads=1)
     kept = solve(f, "highs", compact=0.0, **kw)
     assert kept.extra["columns_removed"] == 0
     res = solve(f, "highs", compact=0.01, **kw)
@@ -282,7 +283,7 @@ def test_strong_branching_budget_caps_its_share_of_the_simplex_iterations(monkey
 
     X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)  # the flat LP of the test above
     f = KMedoids.from_features(X, k=8, metric="correlation")
-    kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, strong=4, reliable=0)
+    kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, strong=4, reliable=0, threads=1)
     free = solve(f, "highs", strong_share=None, **kw)
     off = solve(f, "highs", strong_share=0.0, strong_offset=0, **kw)
     caps: list[int] = []

@@ -1,0 +1,82 @@
+"""The branch-and-cut's parallel tree search: several threads on one queue, each with its own HiGHS LP."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from benchsel.formulations import KMedoids
+from benchsel.solvers import InvalidInputError, solve
+from benchsel.solvers.branch_and_cut import BranchAndCut
+from benchsel.solvers.conformance import brute_force
+
+KW = dict(model="benders", warm_start=None, time_limit=60, seed=0)
+
+
+def _branching_instance(n: int = 70, k: int = 8) -> KMedoids:
+    X = np.random.default_rng(2).integers(0, 2, size=(n, 16)).astype(float)  # a flat LP: the tree branches
+    return KMedoids.from_features(X, k=k, metric="correlation")
+
+
+def test_two_threads_reach_the_single_thread_optimum_and_share_the_nodes():
+    f = _branching_instance()
+    one = solve(f, "highs", threads=1, **KW)
+    two = solve(f, "highs", threads=2, parallel_after=0.0, **KW)
+    assert one.extra["search_threads"] == 1 and one.extra["helper_nodes"] == 0
+    assert one.termination == two.termination == "optimal"
+    assert two.objective == pytest.approx(one.objective, rel=1e-9)
+    assert two.bound == pytest.approx(one.objective, rel=1e-6) and two.bound <= two.objective + 1e-9
+    ex = two.extra
+    assert ex["search_threads"] == 2 and 0 < ex["helper_nodes"] < ex["bnc_nodes"]
+    assert ex["bnc_open_nodes"] == 0
+    assert f.evaluate(two.selection) == pytest.approx(two.objective)
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_parallel_search_finds_the_brute_force_optimum(k):
+    rng = np.random.default_rng(11)
+    D = rng.integers(0, 40, size=(13, 13)).astype(float)
+    np.fill_diagonal(D, 0)
+    f = KMedoids(D, k, weights=rng.uniform(0.5, 2, 13))
+    opt, _ = brute_force(f)
+    res = solve(f, "highs", threads=2, parallel_after=0.0, strong=0, heuristic_every=0, **KW)
+    assert res.termination == "optimal" and res.objective == pytest.approx(opt)
+    assert res.bound == pytest.approx(opt, rel=1e-6)
+
+
+def test_node_limit_with_threads_keeps_a_valid_bound_and_stops_every_thread():
+    f = _branching_instance()
+    opt = solve(f, "highs", threads=1, **KW).objective
+    before = threading.active_count()
+    res = solve(f, "highs", threads=2, parallel_after=0.0, max_nodes=6, **KW)
+    assert res.termination == "iteration_limit"
+    assert res.extra["bnc_nodes"] >= 6 and res.extra["search_threads"] == 2
+    assert res.bound is not None and res.bound <= opt + 1e-9 <= res.objective + 2e-9
+    assert res.extra["bnc_open_nodes"] > 0  # the nodes the threads held went back to the queue
+    assert threading.active_count() == before
+
+
+def test_a_helper_thread_error_is_raised_by_the_solve(monkeypatch):
+    real = BranchAndCut._process
+
+    def process(self, node):
+        if self.helper:
+            raise RuntimeError("helper failed on purpose")
+        return real(self, node)
+
+    monkeypatch.setattr(BranchAndCut, "_process", process)
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="helper failed on purpose"):
+        solve(_branching_instance(), "highs", threads=2, parallel_after=0.0, **KW)
+    assert threading.active_count() == before
+
+
+def test_threads_and_parallel_options_are_checked():
+    f = _branching_instance(20, 3)
+    with pytest.raises(InvalidInputError, match="parallel_after"):
+        solve(f, "highs", parallel_after=-1.0)
+    with pytest.raises(InvalidInputError, match="own_share"):
+        solve(f, "highs", own_share=2.0)
+    with pytest.raises(InvalidInputError, match="threads"):
+        solve(f, "highs", threads=0)
