@@ -191,6 +191,7 @@ class _Search:
         self.stop: Termination | None = None  # set: every thread leaves its loop
         self.halt = False  # the main thread ends the search (an exception): threads leave
         self.failure: BaseException | None = None  # raised in a helper thread
+        self.searchers: list[Any] = []  # every thread's BranchAndCut (the main one first)
 
 
 class _Shared:
@@ -338,6 +339,7 @@ class BranchAndCut:
         self.pool = _CutPool(self.n, self.opt.pool_size, self.opt.pool_nnz)
         self.core: np.ndarray | None = None  # in-out core point (integer columns)
         self.stats: dict[str, Any] = _fresh_stats()
+        self.sh.searchers.append(self)
         self._last_log = self.t0
         self._ipm_next = False
         self.initial_bound: float | None = None
@@ -480,6 +482,8 @@ class BranchAndCut:
             hb = self._helper()
             t = threading.Thread(target=hb._helper_search, name="benchsel-branch-and-cut", daemon=True)
             self.helpers.append(hb)
+            with self.sh.lock:
+                self.sh.searchers.append(hb)
             self._threads.append(t)
             t.start()
 
@@ -962,16 +966,22 @@ class BranchAndCut:
         share = self.opt.strong_share
         if share is None:
             return True
-        used = self.stats["strong_iterations"]
-        return used < share * (self.stats["simplex_iterations"] - used) + self.opt.strong_offset
+        used, total = self._counts("strong_iterations", "simplex_iterations")
+        return used < share * (total - used) + self.opt.strong_offset
 
     def _strong_iteration_cap(self) -> int | None:
         """Most simplex iterations of one strong-branching LP: twice the other LPs' average (at least 10)."""
         if self.opt.strong_share is None:
             return None
-        other = self.stats["simplex_iterations"] - self.stats["strong_iterations"]
-        lps = self.stats["lp_solves"] - self.stats["strong_lps"]
-        return max(10, int(2 * other / max(lps, 1)))
+        total, strong, lps, strong_lps = self._counts("simplex_iterations", "strong_iterations", "lp_solves",
+                                                      "strong_lps")
+        return max(10, int(2 * (total - strong) / max(lps - strong_lps, 1)))
+
+    def _counts(self, *keys: str) -> list[int]:
+        """Counters summed over every search thread: one budget and one average for the whole search (a
+        thread that has just started would otherwise cap its strong-branching LPs at 10 iterations, and
+        record their gains as pseudo-costs)."""
+        return [sum(b.stats[k] for b in self.sh.searchers) for k in keys]
 
     def _next_seq(self) -> int:
         with self.sh.lock:
