@@ -372,6 +372,10 @@ class BranchAndCut:
         self._push(_Node(-np.inf, 0, self._next_seq(), self.glb.copy(), self.gub.copy()))
         try:
             self._search()
+        except BaseException:  # the other threads leave after their node
+            with self.sh.cond:
+                self.sh.halt = True
+            raise
         finally:
             self._join()
         sh = self.sh
@@ -517,12 +521,11 @@ class BranchAndCut:
                 self.sh.cond.notify_all()
 
     def _join(self) -> None:
-        """Stop and wait for the other threads (each returns its node to the queue)."""
+        """Wait for the other threads: each leaves its loop when the search is over, stopped or halted,
+        putting back the node it holds."""
         if not self._threads:
             return
         with self.sh.cond:
-            if self.sh.stop is None and (self.heap or self.sh.busy or self.sh.failure is not None):
-                self.sh.halt = True  # the main thread left early (an exception)
             self.sh.cond.notify_all()
         for t in self._threads:  # a thread still in an LP past the limit is left; its node's bound counts (busy)
             t.join(timeout=None if self.time_limit is None else max(self._left(), 0.0) + 1.0)

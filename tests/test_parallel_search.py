@@ -72,6 +72,21 @@ def test_a_helper_thread_error_is_raised_by_the_solve(monkeypatch):
     assert threading.active_count() == before
 
 
+def test_a_main_thread_error_stops_the_helper_threads(monkeypatch):
+    real = BranchAndCut._process
+
+    def process(self, node):
+        if not self.helper and self.helpers and self.stats["nodes"] >= 3:
+            raise KeyboardInterrupt  # e.g. the user stops a long run
+        return real(self, node)
+
+    monkeypatch.setattr(BranchAndCut, "_process", process)
+    before = threading.active_count()
+    with pytest.raises(KeyboardInterrupt):
+        solve(_branching_instance(), "highs", threads=2, parallel_after=0.0, **KW)
+    assert threading.active_count() == before
+
+
 def test_threads_and_parallel_options_are_checked():
     f = _branching_instance(20, 3)
     with pytest.raises(InvalidInputError, match="parallel_after"):
