@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -1194,6 +1195,7 @@ class SortedRows:
         n, C = Dc.shape
         self.order = np.empty((n, C), dtype=np.int32 if C < 2**31 else np.int64)
         self.done = 0
+        self._lock = threading.Lock()
 
     @property
     def complete(self) -> bool:
@@ -1206,12 +1208,13 @@ class SortedRows:
         """
         n, C = self.Dc.shape
         B = _row_block(C)
-        while self.done < n:
-            if deadline is not None and time.perf_counter() >= deadline:
-                return False
-            a, b = self.done, min(n, self.done + B)
-            self.order[a:b] = np.argsort(self.Dc[a:b], axis=1, kind="stable")
-            self.done = b
+        with self._lock:  # search threads may separate at once; `done` only grows, rows below it stay sorted
+            while self.done < n:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return False
+                a, b = self.done, min(n, self.done + B)
+                self.order[a:b] = np.argsort(self.Dc[a:b], axis=1, kind="stable")
+                self.done = b
         return True
 
 
@@ -1405,6 +1408,9 @@ class BendersCuts:
         self.sort_slice = sort_slice
         self.stats: dict[str, Any] = {"separations": 0, "separation_seconds": 0.0}
         self.initial_bound: float | None = None  # the Lagrangian bound behind initial_rows
+        # the memory the k-medoids solve is designed to stay within (3 dense N x N float64 copies + 400 MB):
+        # the branch-and-cut starts further search threads only inside it
+        self.memory_budget = 3 * 8 * f.n_items ** 2 + 400 * 2 ** 20
 
     # ------------------------------------------------------------ separation
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:

@@ -327,6 +327,8 @@ class BranchAndCut:
         self.helper = False  # a search thread started by the main one (see _spawn)
         self.helpers: list[BranchAndCut] = []
         self._threads: list[threading.Thread] = []
+        self._threads_checked = False  # the memory budget left no room for another thread
+        self.threads_note: str | None = None
         # HiGHS holds the columns `cols` (model indices, increasing); `col_of` maps back (-1: left the LP,
         # held at 0 by root fixing, see _compact)
         self.cols = np.arange(self.n)
@@ -475,14 +477,29 @@ class BranchAndCut:
 
     def _spawn(self) -> None:
         """Start the other search threads once: after the root, ``parallel_after`` seconds in, nodes open."""
-        if self._threads or self.sh.root is None or self._n_threads() <= 1:
+        if self._threads or self._threads_checked or self.sh.root is None or self._n_threads() <= 1:
             return
         if time.perf_counter() - self.t0 < self.opt.parallel_after or self._left() < 1.0:
             return
         with self.sh.lock:
             if not self.heap:
                 return
-        for _ in range(self._n_threads() - 1):
+        n = self._n_threads() - 1
+        budget = getattr(self.lazy, "memory_budget", None)
+        peak = _peak_rss_bytes()
+        if budget is not None and peak is not None:  # each further thread holds a copy of the LP and a pool
+            each = self._helper_bytes()
+            fit = max(0, int((budget - peak) // each))
+            if fit < n:
+                self.threads_note = (f"{1 + fit} of {1 + n} search threads: each further one needs about "
+                                     f"{each / 2**20:.0f} MB (a copy of the LP and a cut pool), and the peak "
+                                     f"memory so far, {peak / 2**20:.0f} MB, leaves room for {fit} within the "
+                                     f"lazy rows' memory budget of {budget / 2**20:.0f} MB")
+                n = fit
+        if n <= 0:
+            self._threads_checked = True
+            return
+        for _ in range(n):
             hb = self._helper()
             t = threading.Thread(target=hb._helper_search, name="benchsel-branch-and-cut", daemon=True)
             self.helpers.append(hb)
@@ -490,6 +507,13 @@ class BranchAndCut:
                 self.sh.searchers.append(hb)
             self._threads.append(t)
             t.start()
+
+    def _helper_bytes(self) -> float:
+        """Memory one further search thread is expected to take: HiGHS' copy of the LP (about 50 bytes per
+        non-zero, its row- and column-wise matrices and factor; measured 49 on a 2.9 M non-zero LP), a full
+        cut pool (about 12 bytes per non-zero) and 16 MB."""
+        nnz = max(self.lp_nnz, int(self.stats["lp_nnz_peak"])) + (int(self.model.A.nnz) if self.n_static else 0)
+        return 50.0 * nnz + 12.0 * self.opt.pool_nnz + 16 * 2**20
 
     def _helper(self) -> BranchAndCut:
         """A search thread's own LP side: a HiGHS copy of the LP as it stands (rows, columns, basis, options),
@@ -1021,6 +1045,7 @@ class BranchAndCut:
             "bnc_nodes": st["nodes"],
             "bnc_open_nodes": len(self.heap),
             "search_threads": 1 + len(self.helpers),
+            **({"search_threads_note": self.threads_note} if self.threads_note else {}),
             "helper_nodes": sum(hb.stats["nodes"] for hb in self.helpers),
             "lazy_cuts": st["cuts"],
             "pool_cuts": st["pool_cuts"],
@@ -1072,6 +1097,16 @@ class BranchAndCut:
 # ------------------------------------------------------------------ helpers
 _NO_ITERATION_LIMIT = 2**31 - 1  # HiGHS' default simplex_iteration_limit
 _LIBC_TRIM: Any = None
+
+
+def _peak_rss_bytes() -> int | None:
+    """This process's peak resident memory so far (None where ``resource`` is missing)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return peak if sys.platform == "darwin" else 1024 * peak  # bytes on macOS, kB on Linux
 
 
 def _release_freed_memory() -> None:

@@ -121,7 +121,11 @@ class LazyRows(Protocol):
     #   add before the first LP (a warm start of the root cut loop);
     # * ``branch_scores(x) -> ndarray``: a score per integer column, used for
     #   columns without branching history;
-    # * ``stats``: a dict of counters copied into the result's extras.
+    # * ``stats``: a dict of counters copied into the result's extras;
+    # * ``memory_budget``: bytes the whole solve should stay within; further
+    #   search threads start only while each one's LP copy fits in it.
+    # With several search threads, ``separate``, ``round`` and ``improve`` are
+    # called from several threads at once: they must not share scratch state.
 
 
 @dataclass(frozen=True, eq=False)

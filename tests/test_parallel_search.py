@@ -87,6 +87,24 @@ def test_a_main_thread_error_stops_the_helper_threads(monkeypatch):
     assert threading.active_count() == before
 
 
+def test_no_further_thread_beyond_the_lazy_rows_memory_budget(monkeypatch):
+    from benchsel.solvers import branch_and_cut as bc
+
+    f = _branching_instance()
+    lazy = f.linear_model(model="benders", allow_lazy=True).lazy
+    assert lazy.memory_budget == 3 * 8 * f.n_items ** 2 + 400 * 2 ** 20  # the k-medoids memory goal
+    one = solve(f, "highs", threads=1, **KW)
+    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: lazy.memory_budget - 2**20)  # 1 MB left
+    res = solve(f, "highs", threads=2, parallel_after=0.0, **KW)
+    assert res.extra["search_threads"] == 1 and res.extra["helper_nodes"] == 0
+    assert "1 of 2 search threads" in res.extra["search_threads_note"]
+    assert "memory budget" in res.extra["search_threads_note"]
+    assert res.termination == "optimal" and res.objective == pytest.approx(one.objective, rel=1e-9)
+    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: 0)  # room for the second thread
+    two = solve(f, "highs", threads=2, parallel_after=0.0, **KW)
+    assert two.extra["search_threads"] == 2 and "search_threads_note" not in two.extra
+
+
 def test_threads_and_parallel_options_are_checked():
     f = _branching_instance(20, 3)
     with pytest.raises(InvalidInputError, match="parallel_after"):
