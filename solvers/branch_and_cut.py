@@ -115,7 +115,8 @@ class BnCOptions:
         simplex iteration cheaper) once they number at least this share of
         the LP's columns (and at least 32); ``0``: they stay.
     threads : int, optional
-        Search threads (``None``: the cores this process may use, at most 4).
+        Search threads (``None``: the cores this process may use, at most 4, and only as many as fit over
+        the peak memory so far within the lazy rows' ``memory_budget``; a number given here is used as is).
     parallel_after : float
         Seconds the search runs on one thread before the others start (they
         start after the root, when nodes are open); short searches stay on one.
@@ -487,7 +488,9 @@ class BranchAndCut:
         n = self._n_threads() - 1
         budget = getattr(self.lazy, "memory_budget", None)
         peak = _peak_rss_bytes()
-        if budget is not None and peak is not None:  # each further thread holds a copy of the LP and a pool
+        if self.opt.threads is None and budget is not None and peak is not None:
+            # the default number of threads stays within the memory budget (each further one holds a copy of
+            # the LP and a pool); threads given explicitly all start
             each = self._helper_bytes()
             fit = max(0, int((budget - peak) // each))
             if fit < n:

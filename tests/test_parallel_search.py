@@ -95,13 +95,16 @@ def test_no_further_thread_beyond_the_lazy_rows_memory_budget(monkeypatch):
     assert lazy.memory_budget == 3 * 8 * f.n_items ** 2 + 400 * 2 ** 20  # the k-medoids memory goal
     one = solve(f, "highs", threads=1, **KW)
     monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: lazy.memory_budget - 2**20)  # 1 MB left
-    res = solve(f, "highs", threads=2, parallel_after=0.0, **KW)
+    monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)  # the default count, on any machine
+    res = solve(f, "highs", parallel_after=0.0, **KW)  # the default count is held to the budget
     assert res.extra["search_threads"] == 1 and res.extra["helper_nodes"] == 0
     assert "1 of 2 search threads" in res.extra["search_threads_note"]
     assert "memory budget" in res.extra["search_threads_note"]
     assert res.termination == "optimal" and res.objective == pytest.approx(one.objective, rel=1e-9)
+    asked = solve(f, "highs", threads=2, parallel_after=0.0, **KW)  # a count given explicitly is used as is
+    assert asked.extra["search_threads"] == 2 and "search_threads_note" not in asked.extra
     monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: 0)  # room for the second thread
-    two = solve(f, "highs", threads=2, parallel_after=0.0, **KW)
+    two = solve(f, "highs", parallel_after=0.0, **KW)
     assert two.extra["search_threads"] == 2 and "search_threads_note" not in two.extra
 
 
