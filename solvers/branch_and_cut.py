@@ -188,7 +188,6 @@ class _Search:
         self.root: _NodeLP | None = None
         self.root_bound: float | None = None
         self.busy: dict[int, float] = {}  # thread -> bound of the node it holds (counted in every bound)
-        self.nodes = 0
         self.stop: Termination | None = None  # set: every thread leaves its loop
         self.halt = False  # the main thread ends the search (an exception): threads leave
         self.failure: BaseException | None = None  # raised in a helper thread
@@ -325,8 +324,7 @@ class BranchAndCut:
         self.n_static = model.n_rows
         self.ints = np.flatnonzero(model.integrality).astype(np.int32)
         self.sh = _Search(model.col_lb[self.ints].copy(), model.col_ub[self.ints].copy())
-        self.helper = False  # a search thread started by the main one (see _spawn)
-        self.helpers: list[BranchAndCut] = []
+        self.helper = False  # a search thread started by the main one (see _spawn); all: sh.searchers
         self._threads: list[threading.Thread] = []
         self._threads_checked = False  # the memory budget left no room for another thread
         self.threads_note: str | None = None
@@ -403,7 +401,8 @@ class BranchAndCut:
             with sh.cond:
                 if sh.stop is None and self._left() <= 0:
                     sh.stop = Termination.TIME_LIMIT
-                if sh.stop is None and self.opt.max_nodes is not None and sh.nodes >= self.opt.max_nodes:
+                if (sh.stop is None and self.opt.max_nodes is not None
+                        and self._counts("nodes")[0] >= self.opt.max_nodes):
                     sh.stop = Termination.ITERATION_LIMIT
                 if sh.stop is not None or sh.halt:
                     if nxt is not None:
@@ -456,7 +455,7 @@ class BranchAndCut:
         if not heap:
             return None
         me = threading.get_ident()
-        if self.helpers or self.helper:  # another thread's best node costs this LP more simplex iterations
+        if len(self.sh.searchers) > 1:  # another thread's best node costs this LP more simplex iterations
             near = heap[0].bound + self.opt.own_share * (self.UB - heap[0].bound) if np.isfinite(self.UB) else None
             if heap[0].owner != me and near is not None:
                 mine = [i for i, e in enumerate(heap) if e.owner == me and e.bound <= near]
@@ -478,7 +477,7 @@ class BranchAndCut:
 
     def _spawn(self) -> None:
         """Start the other search threads once: after the root, ``parallel_after`` seconds in, nodes open."""
-        if self._threads or self._threads_checked or self.sh.root is None or self._n_threads() <= 1:
+        if self._threads or self._threads_checked or self.sh.root is None:
             return
         if time.perf_counter() - self.t0 < self.opt.parallel_after or self._left() < 1.0:
             return
@@ -486,6 +485,9 @@ class BranchAndCut:
             if not self.heap:
                 return
         n = self._n_threads() - 1
+        if n <= 0:
+            self._threads_checked = True
+            return
         budget = getattr(self.lazy, "memory_budget", None)
         peak = _peak_rss_bytes()
         if self.opt.threads is None and budget is not None and peak is not None:
@@ -505,7 +507,6 @@ class BranchAndCut:
         for _ in range(n):
             hb = self._helper()
             t = threading.Thread(target=hb._helper_search, name="benchsel-branch-and-cut", daemon=True)
-            self.helpers.append(hb)
             with self.sh.lock:
                 self.sh.searchers.append(hb)
             self._threads.append(t)
@@ -513,8 +514,9 @@ class BranchAndCut:
 
     def _helper_bytes(self) -> float:
         """Memory one further search thread is expected to take: HiGHS' copy of the LP (about 50 bytes per
-        non-zero, its row- and column-wise matrices and factor; measured 49 on a 2.9 M non-zero LP), a full
-        cut pool (about 12 bytes per non-zero) and 16 MB."""
+        non-zero, its row- and column-wise matrices and factor: the coreset_scale runs of glue_qnli k = 10 on
+        one and two threads peak 143 MB apart with 2.9 M cut non-zeros, 49 bytes each), a full cut pool
+        (about 12 bytes per non-zero) and 16 MB."""
         nnz = max(self.lp_nnz, int(self.stats["lp_nnz_peak"])) + (int(self.model.A.nnz) if self.n_static else 0)
         return 50.0 * nnz + 12.0 * self.opt.pool_nnz + 16 * 2**20
 
@@ -535,7 +537,7 @@ class BranchAndCut:
         hb.core, hb._ipm_next = None, False
         hb.stats = _fresh_stats()
         hb.stats["lp_nnz_peak"] = self.lp_nnz
-        hb.helper, hb.helpers, hb._threads = True, [], []
+        hb.helper, hb._threads = True, []
         return hb
 
     def _helper_search(self) -> None:
@@ -576,8 +578,6 @@ class BranchAndCut:
             self._push(node)
             return lp.status, []
         self.stats["nodes"] += 1
-        with self.sh.lock:
-            self.sh.nodes += 1
         if lp.status == "unbounded":
             return ("unbounded" if root else "infeasible"), []
         if lp.status == "infeasible":
@@ -1008,9 +1008,9 @@ class BranchAndCut:
         return max(10, int(2 * (total - strong) / max(lps - strong_lps, 1)))
 
     def _counts(self, *keys: str) -> list[int]:
-        """Counters summed over every search thread: one budget and one average for the whole search (a
-        thread that has just started would otherwise cap its strong-branching LPs at 10 iterations, and
-        record their gains as pseudo-costs)."""
+        """Counters summed over every search thread: one node count, one strong-branching budget and one
+        average for the whole search (a thread that has just started would otherwise cap its strong-branching
+        LPs at 10 iterations, and record their gains as pseudo-costs)."""
         return [sum(b.stats[k] for b in self.sh.searchers) for k in keys]
 
     def _next_seq(self) -> int:
@@ -1041,19 +1041,19 @@ class BranchAndCut:
     def _extra(self, term: Termination) -> dict[str, Any]:
         lazy_stats = getattr(self.lazy, "stats", {})
         st = dict(self.stats)
-        for k in _ADDITIVE:
-            st[k] = st[k] + sum(hb.stats[k] for hb in self.helpers)
+        st.update(zip(_ADDITIVE, self._counts(*_ADDITIVE)))
+        helpers = self.sh.searchers[1:]
         return {
             "highs_status": "branch-and-cut: " + term.value,
             "bnc_nodes": st["nodes"],
             "bnc_open_nodes": len(self.heap),
-            "search_threads": 1 + len(self.helpers),
+            "search_threads": len(self.sh.searchers),
             **({"search_threads_note": self.threads_note} if self.threads_note else {}),
-            "helper_nodes": sum(hb.stats["nodes"] for hb in self.helpers),
+            "helper_nodes": sum(hb.stats["nodes"] for hb in helpers),
             "lazy_cuts": st["cuts"],
             "pool_cuts": st["pool_cuts"],
             "cuts_aged_out": st["cuts_aged_out"],
-            "lp_nnz_peak": max([st["lp_nnz_peak"]] + [hb.stats["lp_nnz_peak"] for hb in self.helpers]),
+            "lp_nnz_peak": max(b.stats["lp_nnz_peak"] for b in self.sh.searchers),
             "pool_rows": self.pool.size,
             "pool_nnz": int(self.pool.A.nnz),
             "pool_forgotten": self.pool.forgotten,
@@ -1088,9 +1088,9 @@ class BranchAndCut:
         else:
             with self.sh.lock:
                 bound = min([e.bound for e in self.heap] + list(self.sh.busy.values()), default=self.UB)
-                where = f"{self.sh.nodes} nodes, {len(self.heap)} open"
-                if self.helpers:
-                    where += f", {1 + len(self.helpers)} threads"
+                where = f"{self._counts('nodes')[0]} nodes, {len(self.heap)} open"
+                if len(self.sh.searchers) > 1:
+                    where += f", {len(self.sh.searchers)} threads"
         gap = (self.UB - bound) / max(abs(self.UB), 1e-9) if np.isfinite(self.UB) else np.inf
         print(f"[benchsel] highs branch-and-cut: {where}, bound {bound:.8g}, incumbent {self.UB:.8g}, "
               f"gap {100 * gap:.4f} %, {self.stats['cuts']} cuts ({int(self.h.getNumRow())} LP rows), "
