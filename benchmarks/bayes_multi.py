@@ -8,6 +8,7 @@ Usage::
     python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --datasets ifeval --regimes high \
         --seeds 0 4 --no-report                                       # one batch of jobs (e.g. under a lock)
     python -m benchsel.benchmarks.bayes_multi --quick --out /tmp/bm                        # 2 seeds, small coresets
+    python -m benchsel.benchmarks.bayes_multi --out results/bm_F5 --F 5   # multi-target refits every 5 rounds
 
 Design (the paper's, section 5.2, with our data):
 
@@ -108,16 +109,21 @@ def mean_pairwise_corr(Y: np.ndarray, rows: np.ndarray) -> float:
     return float(np.nanmean(C[np.triu_indices(rows.size, 1)]))
 
 
-def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, out: Path) -> Path:
+def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, out: Path, F: int = 50) -> Path:
+    """One seed of one dataset and regime (the multi-target run refits every ``F`` rounds); the job's file."""
     path = out / "jobs" / f"{name}-{regime}-{seed}.npz"
     if path.exists():
+        with np.load(path) as z:
+            done_F = int(z["F"]) if "F" in z else 50
+        if done_F != F:
+            raise SystemExit(f"error: {path} was run with F = {done_F}, not {F}; use another --out")
         return path
     Y = scores(name, data_dir)
     targets, refs = split(Y, regime, seed)
     N = Y.shape[1]
     mx = round(max_frac * N)
     t0 = time.perf_counter()
-    multi = bayesame_multi_evaluate(Y[refs], Y[targets], max_items=mx, stop=False, seed=seed)
+    multi = bayesame_multi_evaluate(Y[refs], Y[targets], max_items=mx, stop=False, seed=seed, F=F)
     t_multi = time.perf_counter() - t0
     t0 = time.perf_counter()
     singles = [bayesame_evaluate(Y[refs], Y[t], max_items=mx, stop=False, seed=1000 * seed + i)
@@ -133,7 +139,7 @@ def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, 
         single_width=np.array([r.trace["width"] for r in singles]),
         corr=mean_pairwise_corr(Y, targets), regime_unique=multi.info["regime"] == "unique",
         active=multi.info["active"], n_buckets=multi.info["n_buckets"], seconds=np.array([t_multi, t_single]),
-        sigma2=multi.info["sigma2"],
+        sigma2=multi.info["sigma2"], F=F,
     )
     return path
 
@@ -301,12 +307,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", nargs=2, type=int, default=None, metavar=("FIRST", "STOP"),
                     help="run the seeds FIRST..STOP-1 (default 0..19; quick 0..1)")
     ap.add_argument("--max-frac", type=float, default=None, help="coreset cap per target, share of N (default 0.2)")
+    ap.add_argument("--F", type=int, default=50, metavar="ROUNDS",
+                    help="multi-target runs refit their hyper-parameters every ROUNDS rounds (default 50, the "
+                         "paper's F read as items per target; 5 reads it as evaluations over the 10 targets)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, coresets to 12 %% of N")
     ap.add_argument("--report-only", action="store_true", help="aggregate the jobs present, run none")
     ap.add_argument("--no-report", action="store_true", help="run the jobs only (aggregate later with --report-only)")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.F < 1:
+        ap.error(f"--F: expected a positive number of rounds, got {args.F}")
     data = args.data_dir or default_data_dir()
     if data is None or not (data / "responses").is_dir():
         print("error: response data not found (expected <data>/responses); pass --data-dir", file=sys.stderr)
@@ -318,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             for regime in args.regimes:
                 for seed in range(first, stop):
                     t0 = time.perf_counter()
-                    run_job(name, regime, seed, data, max_frac, args.out)
+                    run_job(name, regime, seed, data, max_frac, args.out, F=args.F)
                     print(f"  job {name}-{regime}-{seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr,
                           flush=True)
     if args.no_report:

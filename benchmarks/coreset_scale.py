@@ -125,7 +125,8 @@ def run_case(name: str, k: int, method: str, time_limit: float, *, data_dir: Pat
         "lp_nnz_peak": ex.get("lp_nnz_peak"), "strong_lps": ex.get("strong_lps"),
         "strong_iterations": ex.get("strong_iterations"), "columns_removed": ex.get("columns_removed"),
         "simplex_iterations": ex.get("simplex_iterations"), "search_threads": ex.get("search_threads"),
-        "helper_nodes": ex.get("helper_nodes"), "peak_rss_mb": rss,
+        "helper_nodes": ex.get("helper_nodes"), "strong_fixed": ex.get("strong_fixed"),
+        "strong_pruned": ex.get("strong_pruned"), "peak_rss_mb": rss,
         "rss_goal_mb": 3 * N * N * 8 / 2**20 + 400,
     }
 

@@ -21,7 +21,9 @@ HiGHS has no lazy-constraint callback, so the search is driven here
 * **branching** (:meth:`BranchAndCut._branch`): pseudo-costs (objective gain
   per unit of fractionality, learnt from every child LP), falling back to the
   lazy rows' ``branch_scores(x)`` or to fractionality while a column has no
-  history; open nodes are explored best bound first.
+  history; open nodes are explored best bound first. Strong-branching LPs
+  solved to the end bound the children: a child past the cutoff is not
+  created, and a candidate with one such side is fixed to the other.
 
 With ``threads`` above 1 (default: the cores this process may use, at most
 4), once the root is solved and the search has run ``parallel_after`` seconds,
@@ -213,13 +215,13 @@ def _fresh_stats() -> dict[str, Any]:
         "root_fixed": 0,
         "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
         "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0, "lp_retries": 0,
-        "initial_rows_added": 0, "columns_removed": 0}
+        "initial_rows_added": 0, "columns_removed": 0, "strong_fixed": 0, "strong_pruned": 0}
 
 
 #: Counters summed over the search threads in the extras (the others are the main thread's).
 _ADDITIVE = ("cuts", "pool_cuts", "cuts_aged_out", "lp_solves", "nodes", "node_fixed", "heuristic_improvements",
              "simplex_iterations", "incumbents", "strong_lps", "strong_iterations", "strong_skipped", "lp_retries",
-             "root_fixed")
+             "root_fixed", "strong_fixed", "strong_pruned")
 
 
 class _CutPool:
@@ -918,7 +920,12 @@ class BranchAndCut:
         return score
 
     def _branch(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, depth: int, frac: np.ndarray) -> list[_Node]:
-        """Two children on the best-scoring fractional column; the side the LP value leans to first."""
+        """Two children on the best-scoring fractional column; the side the LP value leans to first.
+
+        A child that strong branching has already shown to be infeasible or past the cutoff is not created;
+        a strong-branched column with one such side is fixed to the other in both children (all valid: a
+        strong-branching LP holds only some of the node's rows, so it is a relaxation of that child).
+        """
         assert lp.x is not None and lp.obj is not None
         cand = np.flatnonzero(frac & (lb < ub))
         if cand.size == 0:  # fractional columns all fixed by reduced costs: the node is done
@@ -933,30 +940,64 @@ class BranchAndCut:
         if strong and not self._strong_budget_left():
             strong = False
             self.stats["strong_skipped"] += 1
+        sb: dict[int, tuple[float, float]] = {}
         if strong and self.opt.reliable > 0 and self.opt.branching == "pseudocost":
             # reliability branching: strong-branch only the best candidates whose pseudo-costs rest on fewer
             # than `reliable` observations (it records theirs), then branch by the updated pseudo-costs
             top = cand[np.argsort(-score, kind="stable")[: 2 * self.opt.strong]]
             weak = top[np.minimum(self.pc_n[0, top], self.pc_n[1, top]) < self.opt.reliable][: self.opt.strong]
             if weak.size:
-                self._strong(lp, lb, ub, weak, score[np.searchsorted(cand, weak)])
+                sb = self._strong(lp, lb, ub, weak, score[np.searchsorted(cand, weak)])[1]
                 score = self._scores(lp, cand)
             j = int(cand[np.argmax(score)])
         elif strong:
-            j = self._strong(lp, lb, ub, cand, score)
+            j, sb = self._strong(lp, lb, ub, cand, score)
         else:
             j = int(cand[np.argmax(score)])
-        v = lp.x[self.ints[j]]
+        xi = lp.x[self.ints]
+        cutoff = self._cutoff()
+        side = {0: lp.obj, 1: lp.obj}  # the chosen column's children's bounds
+        fixed = 0
+        if sb:
+            lb, ub = lb.copy(), ub.copy()
+        for jj, (b_dn, b_up) in sb.items():
+            if min(b_dn, b_up) >= cutoff:  # no child of this node can hold anything better than the cutoff
+                self._prune(min(b_dn, b_up))
+                self.stats["strong_pruned"] += 2
+                return []
+            if jj == j:
+                side = {0: max(lp.obj, b_dn), 1: max(lp.obj, b_up)}
+            elif b_dn >= cutoff:
+                lb[jj] = np.ceil(xi[jj])
+                self._prune(b_dn)
+                fixed += 1
+            elif b_up >= cutoff:
+                ub[jj] = np.floor(xi[jj])
+                self._prune(b_up)
+                fixed += 1
+        self.stats["strong_fixed"] += fixed
+        v = xi[j]
         up_lb, dn_ub = lb.copy(), ub.copy()
         up_lb[j] = np.ceil(v)
         dn_ub[j] = np.floor(v)
         me = threading.get_ident()
-        up = _Node(lp.obj, -(depth + 1), self._next_seq(), up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj), me)
-        down = _Node(lp.obj, -(depth + 1), self._next_seq(), lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj), me)
-        return [up, down] if v - np.floor(v) >= 0.5 else [down, up]
+        up = _Node(side[1], -(depth + 1), self._next_seq(), up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj), me)
+        down = _Node(side[0], -(depth + 1), self._next_seq(), lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj), me)
+        children = [up, down] if v - np.floor(v) >= 0.5 else [down, up]
+        kept = [c for c in children if c.bound < cutoff]
+        for c in children:
+            if c.bound >= cutoff:
+                self._prune(c.bound)
+                self.stats["strong_pruned"] += 1
+        return kept
 
-    def _strong(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, cand: np.ndarray, score: np.ndarray) -> int:
-        """Strong branching on the best-scoring candidates: both children's LPs (current rows only)."""
+    def _strong(self, lp: _NodeLP, lb: np.ndarray, ub: np.ndarray, cand: np.ndarray, score: np.ndarray
+                ) -> tuple[int, dict[int, tuple[float, float]]]:
+        """Strong branching on the best-scoring candidates: both children's LPs (current rows only).
+
+        Returns the best candidate and, per candidate, its children's LP values (down, up) where both LPs
+        were solved to the end (``inf``: infeasible); those are valid bounds of the children.
+        """
         assert lp.x is not None and lp.obj is not None
         h = self.h
         top = cand[np.argsort(-score, kind="stable")[: self.opt.strong]]
@@ -964,9 +1005,10 @@ class BranchAndCut:
         best_j, best_s = int(top[0]), -np.inf
         xi = lp.x[self.ints]
         cap = self._strong_iteration_cap()
+        solved: dict[int, tuple[float, float]] = {}
         for j in top:
             col = int(self.col_of[self.ints[j]])  # a candidate is free at the node, so still in the LP
-            gains = []
+            gains, exact = [], []
             for d in (0, 1):
                 lo, hi = (lb[j], np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]), ub[j])
                 h.changeColBounds(col, float(lo), float(hi))
@@ -977,6 +1019,8 @@ class BranchAndCut:
                 obj = float(h.getInfo().objective_function_value) if st in ("optimal", "iterations") else (
                     np.inf if st == "infeasible" else lp.obj)
                 gains.append(max(obj - lp.obj, 0.0))
+                if st in ("optimal", "infeasible"):  # only a finished LP bounds the child
+                    exact.append(obj)
                 fr = (xi[j] - np.floor(xi[j])) if d == 0 else (np.ceil(xi[j]) - xi[j])
                 if st in ("optimal", "iterations") and fr > 1e-9:  # a cut-short LP: an underestimate
                     with self.sh.lock:
@@ -984,11 +1028,13 @@ class BranchAndCut:
                         self.pc_n[d, j] += 1
                 h.changeColBounds(col, float(lb[j]), float(ub[j]))
                 h.setBasis(basis)
+            if len(exact) == 2:
+                solved[int(j)] = (exact[0], exact[1])
             sc = max(gains[0], 1e-6) * max(gains[1], 1e-6)
             self.stats["strong_lps"] += 2
             if sc > best_s:
                 best_j, best_s = int(j), sc
-        return best_j
+        return best_j, solved
 
     def _strong_budget_left(self) -> bool:
         """Strong branching's iterations are below its budget (``strong_share`` of the other LPs' plus
@@ -1063,6 +1109,8 @@ class BranchAndCut:
             "strong_lps": st["strong_lps"],
             "strong_iterations": st["strong_iterations"],
             "strong_skipped": st["strong_skipped"],
+            "strong_fixed": st["strong_fixed"],
+            "strong_pruned": st["strong_pruned"],
             "simplex_iterations": st["simplex_iterations"],
             "root_bound": self.root_bound,
             "root_seconds": st["root_seconds"],

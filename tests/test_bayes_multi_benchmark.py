@@ -47,3 +47,18 @@ def test_item_ratio_not_reached_is_infinite():
     rm = np.full(11, 0.02)
     assert math.isinf(bayes_multi._ratio(rs, rm, 10, 12))
     assert bayes_multi._fmt_ratio(math.inf) == "not reached"
+
+
+def test_a_job_folder_holds_one_refit_interval(tmp_path):
+    """A job run with another ``F`` is refused (named, with the folder to change), not mixed into the study."""
+    (tmp_path / "jobs").mkdir()
+    _job(tmp_path / "jobs" / "ifeval-high-0.npz", 0)  # no F recorded: the default, 50
+    assert bayes_multi.run_job("ifeval", "high", 0, tmp_path, 0.2, tmp_path) == tmp_path / "jobs" / "ifeval-high-0.npz"
+    with pytest.raises(SystemExit, match="run with F = 50, not 5; use another --out"):
+        bayes_multi.run_job("ifeval", "high", 0, tmp_path, 0.2, tmp_path, F=5)
+
+
+def test_refit_interval_must_be_positive(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        bayes_multi.main(["--out", str(tmp_path), "--F", "0", "--data-dir", str(tmp_path)])
+    assert "--F: expected a positive number of rounds, got 0" in capsys.readouterr().err
