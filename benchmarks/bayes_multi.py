@@ -69,6 +69,8 @@ DATASETS = {
 REGIMES = ("high", "low")
 N_TARGETS = 10
 EPS1, W, EPS2 = 0.005, 30, (0.01, 0.02, 0.03)
+#: The multi-target refit interval in rounds (the evaluator's default; jobs written before ``--F`` used it).
+F_DEFAULT = 50
 LEVELS = (0.1, 0.125, 0.15, 0.175, 0.2)
 
 
@@ -109,12 +111,12 @@ def mean_pairwise_corr(Y: np.ndarray, rows: np.ndarray) -> float:
     return float(np.nanmean(C[np.triu_indices(rows.size, 1)]))
 
 
-def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, out: Path, F: int = 50) -> Path:
+def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, out: Path, F: int = F_DEFAULT) -> Path:
     """One seed of one dataset and regime (the multi-target run refits every ``F`` rounds); the job's file."""
     path = out / "jobs" / f"{name}-{regime}-{seed}.npz"
     if path.exists():
         with np.load(path) as z:
-            done_F = int(z["F"]) if "F" in z else 50
+            done_F = int(z["F"]) if "F" in z else F_DEFAULT
         if done_F != F:
             raise SystemExit(f"error: {path} was run with F = {done_F}, not {F}; use another --out")
         return path
@@ -307,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", nargs=2, type=int, default=None, metavar=("FIRST", "STOP"),
                     help="run the seeds FIRST..STOP-1 (default 0..19; quick 0..1)")
     ap.add_argument("--max-frac", type=float, default=None, help="coreset cap per target, share of N (default 0.2)")
-    ap.add_argument("--F", type=int, default=50, metavar="ROUNDS",
+    ap.add_argument("--F", type=int, default=F_DEFAULT, metavar="ROUNDS",
                     help="multi-target runs refit their hyper-parameters every ROUNDS rounds (default 50, the "
                          "paper's F read as items per target; 5 reads it as evaluations over the 10 targets)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, coresets to 12 %% of N")

@@ -518,7 +518,8 @@ class BranchAndCut:
         """Memory one further search thread is expected to take: HiGHS' copy of the LP (about 50 bytes per
         non-zero, its row- and column-wise matrices and factor: the coreset_scale runs of glue_qnli k = 10 on
         one and two threads peak 143 MB apart with 2.9 M cut non-zeros, 49 bytes each), a full cut pool
-        (about 12 bytes per non-zero) and 16 MB."""
+        (about 12 bytes per non-zero) and 16 MB. Too low for glue_qnli k = 25, whose second thread takes the
+        run past the budget (docs: k-medoids, Memory)."""
         nnz = max(self.lp_nnz, int(self.stats["lp_nnz_peak"])) + (int(self.model.A.nnz) if self.n_static else 0)
         return 50.0 * nnz + 12.0 * self.opt.pool_nnz + 16 * 2**20
 
@@ -983,10 +984,11 @@ class BranchAndCut:
         me = threading.get_ident()
         up = _Node(side[1], -(depth + 1), self._next_seq(), up_lb, ub, (j, 1, float(np.ceil(v) - v), lp.obj), me)
         down = _Node(side[0], -(depth + 1), self._next_seq(), lb, dn_ub, (j, 0, float(v - np.floor(v)), lp.obj), me)
-        children = [up, down] if v - np.floor(v) >= 0.5 else [down, up]
-        kept = [c for c in children if c.bound < cutoff]
-        for c in children:
-            if c.bound >= cutoff:
+        kept = []
+        for c in ([up, down] if v - np.floor(v) >= 0.5 else [down, up]):
+            if c.bound < cutoff:
+                kept.append(c)
+            else:  # strong branching put this child past the cutoff
                 self._prune(c.bound)
                 self.stats["strong_pruned"] += 1
         return kept
