@@ -330,6 +330,7 @@ class BranchAndCut:
         self._threads: list[threading.Thread] = []
         self._threads_checked = False  # the memory budget left no room for another thread
         self.threads_note: str | None = None
+        self.thread_estimate: float | None = None  # bytes one further thread was expected to take (_spawn)
         # HiGHS holds the columns `cols` (model indices, increasing); `col_of` maps back (-1: left the LP,
         # held at 0 by root fixing, see _compact)
         self.cols = np.arange(self.n)
@@ -346,6 +347,7 @@ class BranchAndCut:
         self._last_log = self.t0
         self._ipm_next = False
         self.initial_bound: float | None = None
+        self._rss_start = _rss_bytes()  # before the LP holds any lazy row (see _helper_bytes)
 
     # ------------------------------------------------------------------ time
     def _left(self) -> float:
@@ -495,7 +497,7 @@ class BranchAndCut:
         if self.opt.threads is None and budget is not None and peak is not None:
             # the default number of threads stays within the memory budget (each further one holds a copy of
             # the LP and a pool); threads given explicitly all start
-            each = self._helper_bytes()
+            each = self.thread_estimate = self._helper_bytes()
             fit = max(0, int((budget - peak) // each))
             if fit < n:
                 self.threads_note = (f"{1 + fit} of {1 + n} search threads: each further one needs about "
@@ -515,13 +517,17 @@ class BranchAndCut:
             t.start()
 
     def _helper_bytes(self) -> float:
-        """Memory one further search thread is expected to take: HiGHS' copy of the LP (about 50 bytes per
-        non-zero, its row- and column-wise matrices and factor: the coreset_scale runs of glue_qnli k = 10 on
-        one and two threads peak 143 MB apart with 2.9 M cut non-zeros, 49 bytes each), a full cut pool
-        (about 12 bytes per non-zero) and 16 MB. Too low for glue_qnli k = 25, whose second thread takes the
-        run past the budget (docs: k-medoids, Memory)."""
+        """Memory one further search thread is expected to take: what this thread's LP side has taken so
+        far (the resident memory gained since the search began: HiGHS' LP, its factor and work arrays, the
+        cut bookkeeping and pool), and at least a static estimate, HiGHS' copy of the LP at 50 bytes per
+        non-zero, a full cut pool (12 bytes per non-zero) and 16 MB. The static estimate alone is too low
+        on large LPs: on glue_qnli k = 25 the search's resident memory grew by about 190 bytes per LP
+        non-zero, and a second thread by as much again (docs: k-medoids, Memory)."""
         nnz = max(self.lp_nnz, int(self.stats["lp_nnz_peak"])) + (int(self.model.A.nnz) if self.n_static else 0)
-        return 50.0 * nnz + 12.0 * self.opt.pool_nnz + 16 * 2**20
+        static = 50.0 * nnz + 12.0 * self.opt.pool_nnz + 16 * 2**20
+        now = _rss_bytes()
+        grown = 0.0 if now is None or self._rss_start is None else float(now - self._rss_start)
+        return max(static, grown)
 
     def _helper(self) -> BranchAndCut:
         """A search thread's own LP side: a HiGHS copy of the LP as it stands (rows, columns, basis, options),
@@ -1097,6 +1103,7 @@ class BranchAndCut:
             "bnc_open_nodes": len(self.heap),
             "search_threads": len(self.sh.searchers),
             **({"search_threads_note": self.threads_note} if self.threads_note else {}),
+            **({"thread_estimate_mb": self.thread_estimate / 2**20} if self.thread_estimate is not None else {}),
             "helper_nodes": sum(hb.stats["nodes"] for hb in helpers),
             "lazy_cuts": st["cuts"],
             "pool_cuts": st["pool_cuts"],
@@ -1160,6 +1167,15 @@ def _peak_rss_bytes() -> int | None:
         return None
     peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     return peak if sys.platform == "darwin" else 1024 * peak  # bytes on macOS, kB on Linux
+
+
+def _rss_bytes() -> int | None:
+    """This process's resident memory now (Linux ``/proc/self/statm``; None where it is missing)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 def _release_freed_memory() -> None:

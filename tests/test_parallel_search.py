@@ -108,6 +108,35 @@ def test_no_further_thread_beyond_the_lazy_rows_memory_budget(monkeypatch):
     assert two.extra["search_threads"] == 2 and "search_threads_note" not in two.extra
 
 
+def test_a_further_thread_is_expected_to_take_what_the_search_s_lp_side_took(monkeypatch):
+    """The budget check counts the resident memory the search gained since it began (HiGHS' LP, factor,
+    pool), not only a per-non-zero estimate: with room for the static estimate but not for that growth,
+    the default count keeps one thread."""
+    from benchsel.solvers import branch_and_cut as bc
+
+    now = bc._rss_bytes()
+    assert now is None or now > 0  # Linux: this process's resident memory
+    f = _branching_instance()
+    budget = f.linear_model(model="benders", allow_lazy=True).lazy.memory_budget
+    monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)
+    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: budget // 2)  # room for the static estimate
+    calls = []
+
+    def rss() -> int:  # the search began at 0 and has since gained more than half the budget
+        calls.append(1)
+        return 0 if len(calls) == 1 else budget // 2 + 2**20
+
+    monkeypatch.setattr(bc, "_rss_bytes", rss)
+    res = solve(f, "highs", parallel_after=0.0, **KW)
+    assert res.extra["search_threads"] == 1 and "1 of 2 search threads" in res.extra["search_threads_note"]
+    assert res.termination == "optimal"
+    calls.clear()
+    monkeypatch.setattr(bc, "_rss_bytes", lambda: 2**20)  # nothing gained: the static estimate fits
+    two = solve(f, "highs", parallel_after=0.0, **KW)
+    assert two.extra["search_threads"] == 2 and "search_threads_note" not in two.extra
+    assert two.objective == pytest.approx(res.objective, rel=1e-9)
+
+
 def test_threads_and_parallel_options_are_checked():
     f = _branching_instance(20, 3)
     with pytest.raises(InvalidInputError, match="parallel_after"):
