@@ -9,6 +9,7 @@ Usage::
         --seeds 0 4 --no-report                                       # one batch of jobs (e.g. under a lock)
     python -m benchsel.benchmarks.bayes_multi --quick --out /tmp/bm                        # 2 seeds, small coresets
     python -m benchsel.benchmarks.bayes_multi --out results/bm_F5 --F 5   # multi-target refits every 5 rounds
+    python -m benchsel.benchmarks.bayes_multi --out results/bm_avg --strategy average   # average marginalised gain
 
 Design (the paper's, section 5.2, with our data):
 
@@ -20,7 +21,8 @@ Design (the paper's, section 5.2, with our data):
   chosen), the same for every seed; ``low`` — 10 models drawn at random per
   seed;
 * references: 50 % of the remaining models, drawn per seed;
-* per seed: one multi-target run over the 10 targets (round-robin, defaults)
+* per seed: one multi-target run over the 10 targets (round-robin, defaults;
+  ``--strategy average`` for the paper's alternative)
   and one single-target run per target, all to ``--max-frac`` of the items
   (``stop=False``), estimates recorded at every coreset size;
 * RMSE over (seed, target) at each coreset size ``n``; the multi-target curve
@@ -71,6 +73,9 @@ N_TARGETS = 10
 EPS1, W, EPS2 = 0.005, 30, (0.01, 0.02, 0.03)
 #: The multi-target refit interval in rounds (the evaluator's default; jobs written before ``--F`` used it).
 F_DEFAULT = 50
+#: The multi-target item choice (the evaluator's default, the paper's; jobs written before ``--strategy`` used it).
+STRATEGY_DEFAULT = "round-robin"
+STRATEGIES = ("round-robin", "average")
 LEVELS = (0.1, 0.125, 0.15, 0.175, 0.2)
 
 
@@ -111,21 +116,28 @@ def mean_pairwise_corr(Y: np.ndarray, rows: np.ndarray) -> float:
     return float(np.nanmean(C[np.triu_indices(rows.size, 1)]))
 
 
-def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, out: Path, F: int = F_DEFAULT) -> Path:
-    """One seed of one dataset and regime (the multi-target run refits every ``F`` rounds); the job's file."""
+def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, out: Path, F: int = F_DEFAULT,
+            strategy: str = STRATEGY_DEFAULT) -> Path:
+    """One seed of one dataset and regime (the multi-target run refits every ``F`` rounds and chooses items by
+    ``strategy``); the job's file."""
     path = out / "jobs" / f"{name}-{regime}-{seed}.npz"
     if path.exists():
         with np.load(path) as z:
             done_F = int(z["F"]) if "F" in z else F_DEFAULT
+            done_strategy = str(z["strategy"]) if "strategy" in z else STRATEGY_DEFAULT
         if done_F != F:
             raise SystemExit(f"error: {path} was run with F = {done_F}, not {F}; use another --out")
+        if done_strategy != strategy:
+            raise SystemExit(f"error: {path} was run with strategy {done_strategy!r}, not {strategy!r}; "
+                             "use another --out")
         return path
     Y = scores(name, data_dir)
     targets, refs = split(Y, regime, seed)
     N = Y.shape[1]
     mx = round(max_frac * N)
     t0 = time.perf_counter()
-    multi = bayesame_multi_evaluate(Y[refs], Y[targets], max_items=mx, stop=False, seed=seed, F=F)
+    multi = bayesame_multi_evaluate(Y[refs], Y[targets], max_items=mx, stop=False, seed=seed, F=F,
+                                    strategy=strategy)
     t_multi = time.perf_counter() - t0
     t0 = time.perf_counter()
     singles = [bayesame_evaluate(Y[refs], Y[t], max_items=mx, stop=False, seed=1000 * seed + i)
@@ -141,7 +153,7 @@ def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, 
         single_width=np.array([r.trace["width"] for r in singles]),
         corr=mean_pairwise_corr(Y, targets), regime_unique=multi.info["regime"] == "unique",
         active=multi.info["active"], n_buckets=multi.info["n_buckets"], seconds=np.array([t_multi, t_single]),
-        sigma2=multi.info["sigma2"], F=F,
+        sigma2=multi.info["sigma2"], F=F, strategy=strategy,
     )
     return path
 
@@ -312,6 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--F", type=int, default=F_DEFAULT, metavar="ROUNDS",
                     help="multi-target runs refit their hyper-parameters every ROUNDS rounds (default 50, the "
                          "paper's F read as items per target; 5 reads it as evaluations over the 10 targets)")
+    ap.add_argument("--strategy", default=STRATEGY_DEFAULT, choices=STRATEGIES,
+                    help="multi-target item choice: round-robin (default, the paper's: each target in turn takes "
+                         "the item of largest gain for its own score) or average (the item of largest gain "
+                         "averaged over the targets, evaluated on one target that has not seen it)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, coresets to 12 %% of N")
     ap.add_argument("--report-only", action="store_true", help="aggregate the jobs present, run none")
     ap.add_argument("--no-report", action="store_true", help="run the jobs only (aggregate later with --report-only)")
@@ -331,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             for regime in args.regimes:
                 for seed in range(first, stop):
                     t0 = time.perf_counter()
-                    run_job(name, regime, seed, data, max_frac, args.out, F=args.F)
+                    run_job(name, regime, seed, data, max_frac, args.out, F=args.F, strategy=args.strategy)
                     print(f"  job {name}-{regime}-{seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr,
                           flush=True)
     if args.no_report:

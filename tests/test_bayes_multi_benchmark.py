@@ -58,6 +58,16 @@ def test_a_job_folder_holds_one_refit_interval(tmp_path):
         bayes_multi.run_job("ifeval", "high", 0, tmp_path, 0.2, tmp_path, F=5)
 
 
+def test_a_job_folder_holds_one_strategy(tmp_path):
+    """A job run with the other multi-target strategy is refused, as one with another ``F``."""
+    (tmp_path / "jobs").mkdir()
+    _job(tmp_path / "jobs" / "ifeval-high-0.npz", 0)  # no strategy recorded: the default, round-robin
+    assert bayes_multi.run_job("ifeval", "high", 0, tmp_path, 0.2, tmp_path,
+                               strategy="round-robin") == tmp_path / "jobs" / "ifeval-high-0.npz"
+    with pytest.raises(SystemExit, match="run with strategy 'round-robin', not 'average'; use another --out"):
+        bayes_multi.run_job("ifeval", "high", 0, tmp_path, 0.2, tmp_path, strategy="average")
+
+
 def test_refit_interval_must_be_positive(tmp_path, capsys):
     with pytest.raises(SystemExit):
         bayes_multi.main(["--out", str(tmp_path), "--F", "0", "--data-dir", str(tmp_path)])
