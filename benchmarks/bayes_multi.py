@@ -58,7 +58,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchsel.heuristics.bayes_eval import bayesame_evaluate, stopping_point  # noqa: E402
-from benchsel.heuristics.bayes_multi import bayesame_multi_evaluate  # noqa: E402
+from benchsel.heuristics.bayes_multi import STRATEGIES, bayesame_multi_evaluate  # noqa: E402
 from benchsel.instances.responses import load_responses  # noqa: E402
 
 from ._data import default_data_dir  # noqa: E402
@@ -74,8 +74,7 @@ EPS1, W, EPS2 = 0.005, 30, (0.01, 0.02, 0.03)
 #: The multi-target refit interval in rounds (the evaluator's default; jobs written before ``--F`` used it).
 F_DEFAULT = 50
 #: The multi-target item choice (the evaluator's default, the paper's; jobs written before ``--strategy`` used it).
-STRATEGY_DEFAULT = "round-robin"
-STRATEGIES = ("round-robin", "average")
+STRATEGY_DEFAULT = STRATEGIES[0]
 LEVELS = (0.1, 0.125, 0.15, 0.175, 0.2)
 
 

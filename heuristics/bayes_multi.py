@@ -68,6 +68,8 @@ __all__ = ["LMCObjective", "LMCParams", "MultiTargetResult", "bayesame_multi_eva
 
 #: Lower bound of ``alpha_l``, ``beta_l`` and ``sigma^2`` after each AdamW step (paper Appendix A.4).
 LMC_LOWER = 1e-4
+#: The item choices of :func:`bayesame_multi_evaluate` (the first is its default, the paper's).
+STRATEGIES = ("round-robin", "average")
 
 
 def default_kernels(L: int) -> tuple[str, ...]:
@@ -431,7 +433,7 @@ def _multi_settings(reference_scores: Any, targets: Any, *, L: Any, kernels: Any
             )
         for i, k in enumerate(kernels):
             check_choice(k, f"kernels[{i}]", KERNELS)
-    check_choice(strategy, "strategy", ("round-robin", "average"))
+    check_choice(strategy, "strategy", STRATEGIES)
     check_choice(selection, "selection", ("auto", "active", "random"))
     frac = check_float(init_fraction, "init_fraction", low=0.0, high=1.0, low_open=True)
     init = min(max(1, round(frac * N)), N)

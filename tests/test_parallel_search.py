@@ -130,7 +130,6 @@ def test_a_further_thread_is_expected_to_take_what_the_search_s_lp_side_took(mon
     res = solve(f, "highs", parallel_after=0.0, **KW)
     assert res.extra["search_threads"] == 1 and "1 of 2 search threads" in res.extra["search_threads_note"]
     assert res.termination == "optimal"
-    calls.clear()
     monkeypatch.setattr(bc, "_rss_bytes", lambda: 2**20)  # nothing gained: the static estimate fits
     two = solve(f, "highs", parallel_after=0.0, **KW)
     assert two.extra["search_threads"] == 2 and "search_threads_note" not in two.extra
