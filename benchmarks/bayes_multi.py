@@ -10,6 +10,8 @@ Usage::
     python -m benchsel.benchmarks.bayes_multi --quick --out /tmp/bm                        # 2 seeds, small coresets
     python -m benchsel.benchmarks.bayes_multi --out results/bm_F5 --F 5   # multi-target refits every 5 rounds
     python -m benchsel.benchmarks.bayes_multi --out results/bm_avg --strategy average   # average marginalised gain
+    python -m benchsel.benchmarks.bayes_multi --out results/bm_flip --datasets ifeval \
+        --regimes flip0 flip10 flip20                 # controls: noisy copies of one model as the 10 targets
 
 Design (the paper's, section 5.2, with our data):
 
@@ -20,6 +22,12 @@ Design (the paper's, section 5.2, with our data):
   correlated pair, then the model of largest mean correlation with those
   chosen), the same for every seed; ``low`` — 10 models drawn at random per
   seed;
+* controls (binary datasets only, not the paper's): ``flipP`` — 10 noisy copies
+  of one real model (the first of the ``high`` set), each copy with every
+  item's score flipped independently with probability ``P`` % (drawn per
+  seed), so that the targets' correlation is set by ``P`` (``flip0``: ten
+  identical targets); they show how correlated targets must be for the joint
+  model to pay;
 * references: 50 % of the remaining models, drawn per seed;
 * per seed: one multi-target run over the 10 targets (round-robin, defaults;
   ``--strategy average`` for the paper's alternative)
@@ -69,6 +77,8 @@ DATASETS = {
     "mqm-ende": ("wmt_mqm/newstest2021_ende_mqm.npz", "continuous"),
 }
 REGIMES = ("high", "low")
+#: Control regimes ``flipP`` (binary datasets): noisy copies of one model, each item flipped with probability P %.
+FLIP_PREFIX = "flip"
 N_TARGETS = 10
 EPS1, W, EPS2 = 0.005, 30, (0.01, 0.02, 0.03)
 #: The multi-target refit interval in rounds (the evaluator's default; jobs written before ``--F`` used it).
@@ -100,14 +110,52 @@ def most_correlated(Y: np.ndarray, k: int = N_TARGETS) -> np.ndarray:
     return np.asarray(chosen, dtype=np.int64)
 
 
+def flip_share(regime: str) -> float | None:
+    """The flip probability of a control regime ``flipP`` (``P`` in percent, 0-50), None for the paper's regimes.
+
+    Raises
+    ------
+    ValueError
+        ``regime`` is neither ``high``, ``low`` nor ``flipP`` with an integer ``P`` in 0..50.
+    """
+    if regime in REGIMES:
+        return None
+    digits = regime[len(FLIP_PREFIX):]
+    if not regime.startswith(FLIP_PREFIX) or not digits.isdigit() or int(digits) > 50:
+        raise ValueError(f"regime: expected 'high', 'low' or '{FLIP_PREFIX}P' with P an integer percent in "
+                         f"0..50, got {regime!r}")
+    return int(digits) / 100.0
+
+
 def split(Y: np.ndarray, regime: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(targets, references) of one seed."""
+    """(targets, references) of one seed (a control regime's targets: the one model its copies are made of)."""
     rng = np.random.default_rng([seed, 17])
     M = Y.shape[0]
-    targets = most_correlated(Y) if regime == "high" else np.sort(rng.choice(M, N_TARGETS, replace=False))
+    if flip_share(regime) is not None:
+        targets = most_correlated(Y)[:1]
+    else:
+        targets = most_correlated(Y) if regime == "high" else np.sort(rng.choice(M, N_TARGETS, replace=False))
     pool = np.setdiff1d(np.arange(M), targets)
     refs = np.sort(rng.choice(pool, max(1, round(0.5 * pool.size)), replace=False))
     return targets, refs
+
+
+def target_scores(Y: np.ndarray, regime: str, targets: np.ndarray, seed: int) -> np.ndarray:
+    """The targets' scores, shape (10, N): the models' own, or for ``flipP`` noisy copies of ``targets[0]``.
+
+    Raises
+    ------
+    ValueError
+        A control regime on scores that are not binary.
+    """
+    p = flip_share(regime)
+    if p is None:
+        return Y[targets]
+    base = Y[targets[0]]
+    if not np.all((base == 0) | (base == 1)):
+        raise ValueError(f"regime: {regime!r} flips binary scores; this dataset's scores are not binary")
+    flips = np.random.default_rng([seed, 23]).random((N_TARGETS, base.size)) < p
+    return np.where(flips, 1.0 - base[None, :], base[None, :])
 
 
 def mean_pairwise_corr(Y: np.ndarray, rows: np.ndarray) -> float:
@@ -132,25 +180,25 @@ def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, 
         return path
     Y = scores(name, data_dir)
     targets, refs = split(Y, regime, seed)
+    T = target_scores(Y, regime, targets, seed)
     N = Y.shape[1]
     mx = round(max_frac * N)
     t0 = time.perf_counter()
-    multi = bayesame_multi_evaluate(Y[refs], Y[targets], max_items=mx, stop=False, seed=seed, F=F,
-                                    strategy=strategy)
+    multi = bayesame_multi_evaluate(Y[refs], T, max_items=mx, stop=False, seed=seed, F=F, strategy=strategy)
     t_multi = time.perf_counter() - t0
     t0 = time.perf_counter()
-    singles = [bayesame_evaluate(Y[refs], Y[t], max_items=mx, stop=False, seed=1000 * seed + i)
-               for i, t in enumerate(targets)]
+    singles = [bayesame_evaluate(Y[refs], T[i], max_items=mx, stop=False, seed=1000 * seed + i)
+               for i in range(T.shape[0])]
     t_single = time.perf_counter() - t0
     init = multi.info["init"]
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
-        path, truth=Y[targets].mean(axis=1), targets=targets, refs=refs, init=init, N=N,
+        path, truth=T.mean(axis=1), targets=targets, refs=refs, init=init, N=N,
         multi_n=np.array([r.trace["n"] for r in multi]), multi_est=np.array([r.trace["estimate"] for r in multi]),
         multi_width=np.array([r.trace["width"] for r in multi]),
         single_est=np.array([r.trace["estimate"] for r in singles]),
         single_width=np.array([r.trace["width"] for r in singles]),
-        corr=mean_pairwise_corr(Y, targets), regime_unique=multi.info["regime"] == "unique",
+        corr=mean_pairwise_corr(T, np.arange(T.shape[0])), regime_unique=multi.info["regime"] == "unique",
         active=multi.info["active"], n_buckets=multi.info["n_buckets"], seconds=np.array([t_multi, t_single]),
         sigma2=multi.info["sigma2"], F=F, strategy=strategy,
     )
@@ -261,7 +309,7 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
         if stop_rows:
             print("\n  stopping rule (eps1 = 0.005, W = 30): mean coreset size and RMSE at the stop")
             for r in stop_rows:
-                print(f"  {r['dataset']:9} {r['regime']:5} {r['method']:6} eps2={r['eps2']}: n = {r['mean_n']:.1f}, "
+                print(f"  {r['dataset']:9} {r['regime']:6} {r['method']:6} eps2={r['eps2']}: n = {r['mean_n']:.1f}, "
                       f"RMSE {r['rmse']:.4f}, stopped before the cap {r['stopped_before_max']:.0%}")
     return summary
 
@@ -316,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes_multi", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="results folder (jobs, CSV files, PNG)")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
-    ap.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=list(REGIMES))
+    ap.add_argument("--regimes", nargs="+", default=list(REGIMES), metavar="REGIME",
+                    help="high, low (default: both), or controls flipP (P in 0..50: noisy copies of one model "
+                         "as the targets, each item flipped with probability P %%; binary datasets only)")
     ap.add_argument("--seeds", nargs=2, type=int, default=None, metavar=("FIRST", "STOP"),
                     help="run the seeds FIRST..STOP-1 (default 0..19; quick 0..1)")
     ap.add_argument("--max-frac", type=float, default=None, help="coreset cap per target, share of N (default 0.2)")
@@ -335,6 +385,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.F < 1:
         ap.error(f"--F: expected a positive number of rounds, got {args.F}")
+    for regime in args.regimes:
+        try:
+            p = flip_share(regime)
+        except ValueError as e:
+            ap.error(f"--regimes: {e}")
+        continuous = [n for n in args.datasets if DATASETS[n][1] != "binary"]
+        if p is not None and continuous:
+            ap.error(f"--regimes: {regime!r} flips binary scores; drop the continuous dataset(s) "
+                     f"{', '.join(continuous)} (--datasets)")
     data = args.data_dir or default_data_dir()
     if data is None or not (data / "responses").is_dir():
         print("error: response data not found (expected <data>/responses); pass --data-dir", file=sys.stderr)

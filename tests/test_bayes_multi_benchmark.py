@@ -72,3 +72,42 @@ def test_refit_interval_must_be_positive(tmp_path, capsys):
     with pytest.raises(SystemExit):
         bayes_multi.main(["--out", str(tmp_path), "--F", "0", "--data-dir", str(tmp_path)])
     assert "--F: expected a positive number of rounds, got 0" in capsys.readouterr().err
+
+
+def test_flip_controls_are_noisy_copies_of_one_model():
+    """``flipP``: ten copies of the first high-correlation model, each item flipped with probability P %,
+    drawn per seed; the references exclude that model only; the paper's regimes are unchanged."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((30, 400)) < 0.6).astype(float)
+    assert bayes_multi.flip_share("flip0") == 0.0 and bayes_multi.flip_share("flip20") == 0.2
+    assert bayes_multi.flip_share("high") is None
+    targets, refs = bayes_multi.split(Y, "flip20", 3)
+    assert targets.tolist() == bayes_multi.most_correlated(Y)[:1].tolist() and targets[0] not in refs
+    assert refs.size == round(0.5 * 29)
+    T = bayes_multi.target_scores(Y, "flip20", targets, 3)
+    assert T.shape == (10, 400) and set(np.unique(T)) <= {0.0, 1.0}
+    share = np.mean(T != Y[targets[0]])
+    assert 0.17 < share < 0.23  # 4 000 draws at 20 %
+    assert np.array_equal(T, bayes_multi.target_scores(Y, "flip20", targets, 3))  # seeded
+    assert not np.array_equal(T, bayes_multi.target_scores(Y, "flip20", targets, 4))
+    same = bayes_multi.target_scores(Y, "flip0", targets, 3)
+    assert np.array_equal(same, np.repeat(Y[targets], 10, axis=0))
+    high, _ = bayes_multi.split(Y, "high", 3)
+    assert np.array_equal(bayes_multi.target_scores(Y, "high", high, 3), Y[high])
+
+
+@pytest.mark.parametrize("regime, match", [("flop", "got 'flop'"), ("flip51", "0..50, got 'flip51'"),
+                                           ("flipx", "got 'flipx'")])
+def test_bad_control_regimes_are_refused(regime, match):
+    with pytest.raises(ValueError, match=match):
+        bayes_multi.flip_share(regime)
+
+
+def test_flip_controls_need_binary_scores(tmp_path, capsys):
+    Y = np.random.default_rng(1).random((12, 50))
+    targets, _ = bayes_multi.split(Y, "flip10", 0)
+    with pytest.raises(ValueError, match="flips binary scores"):
+        bayes_multi.target_scores(Y, "flip10", targets, 0)
+    with pytest.raises(SystemExit):
+        bayes_multi.main(["--out", str(tmp_path), "--regimes", "flip10", "--data-dir", str(tmp_path)])
+    assert "drop the continuous dataset(s) mqm-ende" in capsys.readouterr().err
