@@ -128,6 +128,7 @@ def run_case(name: str, k: int, method: str, time_limit: float, *, data_dir: Pat
         "helper_nodes": ex.get("helper_nodes"), "strong_fixed": ex.get("strong_fixed"),
         "strong_pruned": ex.get("strong_pruned"), "search_threads_note": ex.get("search_threads_note"),
         "thread_estimate_mb": ex.get("thread_estimate_mb"),
+        "threads_retired": ex.get("threads_retired"),
         "peak_rss_mb": rss,
         "rss_goal_mb": 3 * N * N * 8 / 2**20 + 400,
     }

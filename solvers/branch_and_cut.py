@@ -134,7 +134,7 @@ class BnCOptions:
     node_rounds: int = 25
     tail_off: float = 1e-5
     in_out: float = 0.0
-    cut_age: int = 8
+    cut_age: int = 15
     pool_size: int = 200_000
     pool_nnz: int = 4_000_000
     heuristic_every: int = 10
@@ -215,7 +215,7 @@ def _fresh_stats() -> dict[str, Any]:
         "root_fixed": 0,
         "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
         "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0, "lp_retries": 0,
-        "initial_rows_added": 0, "columns_removed": 0, "strong_fixed": 0, "strong_pruned": 0}
+        "initial_rows_added": 0, "columns_removed": 0, "strong_fixed": 0, "strong_pruned": 0, "threads_retired": 0}
 
 
 #: Counters summed over the search threads in the extras (the others are the main thread's).
@@ -329,6 +329,8 @@ class BranchAndCut:
         self.helper = False  # a search thread started by the main one (see _spawn); all: sh.searchers
         self._threads: list[threading.Thread] = []
         self._threads_checked = False  # the memory budget left no room for another thread
+        self.retire = False  # a helper thread asked to leave its loop (see _watch_memory)
+        self._retired = False  # the main thread has retired the others
         self.threads_note: str | None = None
         self.thread_estimate: float | None = None  # bytes one further thread was expected to take (_spawn)
         # HiGHS holds the columns `cols` (model indices, increasing); `col_of` maps back (-1: left the LP,
@@ -408,7 +410,7 @@ class BranchAndCut:
                 if (sh.stop is None and self.opt.max_nodes is not None
                         and self._counts("nodes")[0] >= self.opt.max_nodes):
                     sh.stop = Termination.ITERATION_LIMIT
-                if sh.stop is not None or sh.halt:
+                if sh.stop is not None or sh.halt or self.retire:
                     if nxt is not None:
                         heapq.heappush(sh.heap, nxt)
                     sh.busy.pop(me, None)
@@ -443,6 +445,7 @@ class BranchAndCut:
                 sh.cond.notify_all()
             if not self.helper:
                 self._spawn()
+                self._watch_memory()
                 self._log()
 
     def _select(self, nxt: _Node | None) -> _Node | None:
@@ -459,7 +462,7 @@ class BranchAndCut:
         if not heap:
             return None
         me = threading.get_ident()
-        if len(self.sh.searchers) > 1:  # another thread's best node costs this LP more simplex iterations
+        if self._active() > 1:  # another thread's best node costs this LP more simplex iterations
             near = heap[0].bound + self.opt.own_share * (self.UB - heap[0].bound) if np.isfinite(self.UB) else None
             if heap[0].owner != me and near is not None:
                 mine = [i for i, e in enumerate(heap) if e.owner == me and e.bound <= near]
@@ -546,7 +549,7 @@ class BranchAndCut:
         hb.core, hb._ipm_next = None, False
         hb.stats = _fresh_stats()
         hb.stats["lp_nnz_peak"] = self.lp_nnz
-        hb.helper, hb._threads = True, []
+        hb.helper, hb._threads, hb.retire = True, [], False
         return hb
 
     def _helper_search(self) -> None:
@@ -557,6 +560,41 @@ class BranchAndCut:
                 self.sh.failure = e
                 self.sh.halt = True
                 self.sh.cond.notify_all()
+        if self.retire:  # its LP copy, factor and pool are freed (its counters stay for the statistics)
+            self.h = None
+            self.pool = _CutPool(self.n, 0, 0)
+            _release_freed_memory()
+
+    def _active(self) -> int:
+        """Search threads still running their loop (the main one and the helpers not retired)."""
+        return sum(1 for b in self.sh.searchers if not b.retire)
+
+    def _watch_memory(self) -> None:
+        """Retire the other search threads when the resident memory reaches ``RETIRE_SHARE`` of the lazy
+        rows' ``memory_budget``.
+
+        The start check (:meth:`_spawn`) counts the memory up to the moment a thread starts; a thread's LP,
+        factor and pool grow with the search after it. A retired thread puts back the node it holds, leaves
+        its loop and frees its LP side; the search goes on in this thread, over the same open nodes. Threads
+        given explicitly (``threads=``) are left running, as at the start.
+        """
+        if not self._threads or self._retired or self.opt.threads is not None:
+            return
+        budget = getattr(self.lazy, "memory_budget", None)
+        now = _rss_bytes()
+        if budget is None or now is None or now < RETIRE_SHARE * budget:
+            return
+        helpers = self.sh.searchers[1:]
+        with self.sh.cond:
+            for hb in helpers:
+                hb.retire = True
+            self.sh.cond.notify_all()
+        self._retired = True
+        self.stats["threads_retired"] = len(helpers)
+        note = (f"{len(helpers)} further search thread{'s' if len(helpers) > 1 else ''} retired after "
+                f"{time.perf_counter() - self.t0:.1f} s: the resident memory, {now / 2**20:.0f} MB, reached "
+                f"{100 * RETIRE_SHARE:.0f} % of the lazy rows' memory budget of {budget / 2**20:.0f} MB")
+        self.threads_note = note if self.threads_note is None else f"{self.threads_note}; {note}"
 
     def _join(self) -> None:
         """Wait for the other threads: each leaves its loop when the search is over, stopped or halted,
@@ -1102,6 +1140,7 @@ class BranchAndCut:
             "bnc_nodes": st["nodes"],
             "bnc_open_nodes": len(self.heap),
             "search_threads": len(self.sh.searchers),
+            "threads_retired": st["threads_retired"],
             **({"search_threads_note": self.threads_note} if self.threads_note else {}),
             **({"thread_estimate_mb": self.thread_estimate / 2**20} if self.thread_estimate is not None else {}),
             "helper_nodes": sum(hb.stats["nodes"] for hb in helpers),
@@ -1146,8 +1185,8 @@ class BranchAndCut:
             with self.sh.lock:
                 bound = min([e.bound for e in self.heap] + list(self.sh.busy.values()), default=self.UB)
                 where = f"{self._counts('nodes')[0]} nodes, {len(self.heap)} open"
-                if len(self.sh.searchers) > 1:
-                    where += f", {len(self.sh.searchers)} threads"
+                if self._active() > 1:
+                    where += f", {self._active()} threads"
         gap = (self.UB - bound) / max(abs(self.UB), 1e-9) if np.isfinite(self.UB) else np.inf
         print(f"[benchsel] highs branch-and-cut: {where}, bound {bound:.8g}, incumbent {self.UB:.8g}, "
               f"gap {100 * gap:.4f} %, {self.stats['cuts']} cuts ({int(self.h.getNumRow())} LP rows), "
@@ -1156,6 +1195,8 @@ class BranchAndCut:
 
 # ------------------------------------------------------------------ helpers
 _NO_ITERATION_LIMIT = 2**31 - 1  # HiGHS' default simplex_iteration_limit
+#: Share of the lazy rows' memory budget at which the main thread retires the other search threads.
+RETIRE_SHARE = 0.95
 _LIBC_TRIM: Any = None
 
 

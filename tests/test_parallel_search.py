@@ -136,6 +136,42 @@ def test_a_further_thread_is_expected_to_take_what_the_search_s_lp_side_took(mon
     assert two.objective == pytest.approx(res.objective, rel=1e-9)
 
 
+def test_the_other_threads_retire_when_the_resident_memory_nears_the_budget(monkeypatch):
+    """A thread that started within the budget but whose search then grew is retired: once the resident
+    memory reaches RETIRE_SHARE of the budget the helper puts back its node and leaves, and the main thread
+    finishes the same search (same optimum, nothing left open); threads given explicitly keep running."""
+    from benchsel.solvers import branch_and_cut as bc
+
+    f = _branching_instance()
+    budget = f.linear_model(model="benders", allow_lazy=True).lazy.memory_budget
+    monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)
+    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: 2**20)  # room for a second thread at the start
+    rss = {"now": 2**20}
+    monkeypatch.setattr(bc, "_rss_bytes", lambda: rss["now"])
+    spawn = bc.BranchAndCut._spawn
+
+    def spawn_then_grow(self):
+        spawn(self)
+        if self._threads:  # the search grows past the share after the thread started
+            rss["now"] = int(bc.RETIRE_SHARE * budget) + 1
+
+    monkeypatch.setattr(bc.BranchAndCut, "_spawn", spawn_then_grow)
+    res = solve(f, "highs", parallel_after=0.0, **KW)
+    ex = res.extra
+    assert ex["search_threads"] == 2 and ex["threads_retired"] == 1
+    assert f"memory budget of {budget / 2**20:.0f} MB" in ex["search_threads_note"]
+    assert "1 further search thread retired after" in ex["search_threads_note"]
+    assert ex["bnc_open_nodes"] == 0 and res.termination == "optimal"
+    retired = [t for t in threading.enumerate() if t.name == "benchsel-branch-and-cut"]
+    assert not retired  # the helper has left its loop
+    one = solve(f, "highs", threads=1, **KW)
+    assert res.objective == pytest.approx(one.objective, rel=1e-9)
+    assert res.bound == pytest.approx(one.objective, rel=1e-6)
+    given = solve(f, "highs", threads=2, parallel_after=0.0, **KW)  # the memory passes the share again: kept
+    assert given.extra["threads_retired"] == 0 and given.extra["search_threads"] == 2
+    assert "search_threads_note" not in given.extra
+
+
 def test_threads_and_parallel_options_are_checked():
     f = _branching_instance(20, 3)
     with pytest.raises(InvalidInputError, match="parallel_after"):
