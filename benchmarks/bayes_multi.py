@@ -42,6 +42,9 @@ Design (the paper's, section 5.2, with our data):
   starting at its initial block), with a 95 % interval from a bootstrap over
   seeds (1000 resamples);
 * RMSE ratio multi / single at equal ``n``, with the same bootstrap;
+* the peer a user would otherwise pick: the mean of a uniform random sample
+  of ``n`` items per target, its RMSE exact (the finite-population variance
+  of the targets' scores, :func:`random_mean_rmse`), on the same targets;
 * the stopping rule (``eps1 = 0.005``, ``W = 30``, ``eps2`` in 0.01, 0.02,
   0.03) on every trace: mean coreset size and RMSE at the stop.
 
@@ -211,6 +214,39 @@ def _rmse(err: np.ndarray) -> np.ndarray:
     return np.sqrt(np.mean(err.reshape(-1, err.shape[-1]) ** 2, axis=0))
 
 
+def random_mean_rmse(var: np.ndarray, N: int, n: int) -> float:
+    """RMSE of the mean of ``n`` of ``N`` items drawn uniformly without replacement, over targets.
+
+    Parameters
+    ----------
+    var : ndarray, shape (n_targets,)
+        Each target's population variance of its item scores (``ddof = 0``).
+    N, n : int
+        Items in the benchmark and in the sample, ``1 <= n <= N``.
+
+    Returns
+    -------
+    float
+        ``sqrt(mean_t var_t (N - n) / ((N - 1) n))`` (0 when ``N = 1``), the exact expectation.
+    """
+    if N <= 1:
+        return 0.0
+    return float(np.sqrt(np.mean(np.asarray(var, dtype=float) * (N - n) / ((N - 1) * n))))
+
+
+def _target_var(name: str, regime: str, files: list[Path], data_dir: Path | None) -> np.ndarray | None:
+    """The targets' score variances of every job (seeds x targets), rebuilt from the data (None without it)."""
+    if data_dir is None:
+        return None
+    Y = scores(name, data_dir)
+    out = []
+    for f in files:
+        seed = int(f.stem.rsplit("-", 1)[1])
+        targets, _ = split(Y, regime, seed)
+        out.append(target_scores(Y, regime, targets, seed).var(axis=1))
+    return np.stack(out)
+
+
 def _curves(jobs: list[dict[str, Any]], idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """RMSE curves over the jobs ``idx``: single (n = 1..mx) and multi (n = init..mx)."""
     es = np.stack([jobs[i]["single_est"] - jobs[i]["truth"][:, None] for i in idx])
@@ -232,8 +268,10 @@ def _interval(values: np.ndarray) -> tuple[float, float]:
     return (math.inf if lo >= big else float(lo)), (math.inf if hi >= big else float(hi))
 
 
-def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, quiet: bool = False
-           ) -> dict[str, Any]:
+def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, quiet: bool = False,
+           data_dir: Path | None = None) -> dict[str, Any]:
+    """Aggregate the jobs under ``out``: tables, CSV files and the PNG (``data_dir``: the response data, for
+    the random-sample peer's RMSE; without it that column is left out)."""
     summary: dict[str, Any] = {}
     rows, curve_rows, stop_rows = [], [], []
     for name in names:
@@ -242,6 +280,7 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
             if not files:
                 continue
             jobs = [dict(np.load(f)) for f in files]
+            tvar = _target_var(name, regime, files, data_dir)
             N = int(jobs[0]["N"])
             init = int(jobs[0]["init"])
             mx = jobs[0]["single_est"].shape[1]
@@ -263,12 +302,14 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
                 brr = np.array([b[n_s - init] / a[n_s - 1] for a, b in boots])
                 lo, hi = _interval(br)
                 rlo, rhi = _interval(brr)
-                entry["levels"][frac] = {"n_single": n_s, "rmse_single": float(rs[n_s - 1]),
+                rnd = None if tvar is None else random_mean_rmse(tvar.ravel(), N, n_s)
+                entry["levels"][frac] = {"n_single": n_s, "rmse_single": float(rs[n_s - 1]), "rmse_random": rnd,
                                          "rmse_multi": float(rm[n_s - init]), "item_ratio": ratio,
                                          "item_ratio_ci": (float(lo), float(hi)), "rmse_ratio": rr,
                                          "rmse_ratio_ci": (float(rlo), float(rhi))}
                 rows.append({"dataset": name, "regime": regime, "seeds": len(jobs), "n_frac": frac, "n_single": n_s,
                              "rmse_single": rs[n_s - 1], "rmse_multi_same_n": rm[n_s - init],
+                             "rmse_random_sample": "" if rnd is None else rnd,
                              "rmse_ratio": rr, "rmse_ratio_lo": rlo, "rmse_ratio_hi": rhi,
                              "item_ratio": ratio, "item_ratio_lo": lo, "item_ratio_hi": hi})
             for n in range(1, mx + 1):
@@ -299,13 +340,14 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
                   f"mean target correlation {e['corr']:.2f}, {'unique' if e['unique'] else 'non-unique'} buckets "
                   f"({'active' if e['active'] else 'random'} selection)")
             print(f"  {'n (share)':>12} {'RMSE single':>12} {'RMSE multi':>11} {'multi/single [95% CI]':>24} "
-                  f"{'items multi/single [95% CI]':>30}")
+                  f"{'items multi/single [95% CI]':>30} {'RMSE random sample':>19}")
             for frac, lv in e["levels"].items():
                 ci = lv["rmse_ratio_ci"]
                 ic = lv["item_ratio_ci"]
+                rnd_txt = "-" if lv["rmse_random"] is None else f"{lv['rmse_random']:.4f}"
                 print(f"  {lv['n_single']:>5} ({frac:>5.1%}) {lv['rmse_single']:>12.4f} {lv['rmse_multi']:>11.4f} "
                       f"{lv['rmse_ratio']:>8.2f} [{ci[0]:.2f}, {ci[1]:.2f}] "
-                      f"{lv['item_ratio']:>12.2f} [{ic[0]:.2f}, {ic[1]:.2f}]")
+                      f"{lv['item_ratio']:>12.2f} [{ic[0]:.2f}, {ic[1]:.2f}] {rnd_txt:>19}")
         if stop_rows:
             print("\n  stopping rule (eps1 = 0.005, W = 30): mean coreset size and RMSE at the stop")
             for r in stop_rows:
@@ -321,7 +363,8 @@ def _fmt_ratio(x: float) -> str:
 def markdown(summary: dict[str, Any]) -> list[str]:
     """The study's table (one row per dataset / regime and coreset level) as Markdown lines."""
     lines = ["| dataset / regime | seeds | n per target (share of N) | RMSE single | RMSE multi | "
-             "multi / single [95 % CI] | items multi / single [95 % CI] |", "|---|---|---|---|---|---|---|"]
+             "multi / single [95 % CI] | items multi / single [95 % CI] | RMSE random sample |",
+             "|---|---|---|---|---|---|---|---|"]
     for key, e in summary.items():
         first = True
         for frac, lv in e["levels"].items():
@@ -330,7 +373,8 @@ def markdown(summary: dict[str, Any]) -> list[str]:
             rc, ic = lv["rmse_ratio_ci"], lv["item_ratio_ci"]
             lines.append(f"| {head} | {lv['n_single']} ({frac:.1%}) | {lv['rmse_single']:.4f} | "
                          f"{lv['rmse_multi']:.4f} | {lv['rmse_ratio']:.2f} [{rc[0]:.2f}, {rc[1]:.2f}] | "
-                         f"{_fmt_ratio(lv['item_ratio'])} [{_fmt_ratio(ic[0])}, {_fmt_ratio(ic[1])}] |")
+                         f"{_fmt_ratio(lv['item_ratio'])} [{_fmt_ratio(ic[0])}, {_fmt_ratio(ic[1])}] | "
+                         f"{'-' if lv['rmse_random'] is None else format(lv['rmse_random'], '.4f')} |")
     return lines
 
 
@@ -410,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
                           flush=True)
     if args.no_report:
         return 0
-    summary = report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000)
+    summary = report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000, data_dir=data)
     if args.markdown:
         print("\n" + "\n".join(markdown(summary)))
     return 0

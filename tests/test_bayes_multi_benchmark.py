@@ -111,3 +111,37 @@ def test_flip_controls_need_binary_scores(tmp_path, capsys):
     with pytest.raises(SystemExit):
         bayes_multi.main(["--out", str(tmp_path), "--regimes", "flip10", "--data-dir", str(tmp_path)])
     assert "drop the continuous dataset(s) mqm-ende" in capsys.readouterr().err
+
+
+def test_the_random_sample_rmse_is_the_exact_expectation_over_every_sample():
+    from itertools import combinations
+
+    rng = np.random.default_rng(3)
+    T = rng.uniform(size=(3, 7))
+    for n in (1, 3, 7):
+        sq = [np.mean((T[:, list(c)].mean(axis=1) - T.mean(axis=1)) ** 2) for c in combinations(range(7), n)]
+        assert bayes_multi.random_mean_rmse(T.var(axis=1), 7, n) == pytest.approx(math.sqrt(np.mean(sq)))
+    assert bayes_multi.random_mean_rmse(np.array([0.25]), 1, 1) == 0.0
+
+
+def test_the_report_puts_the_random_sample_beside_the_methods_on_the_same_targets(tmp_path):
+    from benchsel.benchmarks._data import default_data_dir
+
+    data = default_data_dir()
+    if data is None or not (data / "responses").is_dir():
+        pytest.skip("../shared/data/responses not present")
+    (tmp_path / "jobs").mkdir()
+    for s in (4, 9):
+        _job(tmp_path / "jobs" / f"ifeval-flip10-{s}.npz", s, N=541, init=54, mx=70)
+    summary = bayes_multi.report(tmp_path, ["ifeval"], ["flip10"], n_boot=20, quiet=True, data_dir=data)
+    Y = bayes_multi.scores("ifeval", data)
+    var = []
+    for s in (4, 9):  # the seeds' own noisy copies, rebuilt from the data
+        targets, _ = bayes_multi.split(Y, "flip10", s)
+        var.append(bayes_multi.target_scores(Y, "flip10", targets, s).var(axis=1))
+    lv = summary["ifeval/flip10"]["levels"][0.125]
+    assert lv["rmse_random"] == pytest.approx(bayes_multi.random_mean_rmse(np.concatenate(var), 541, 68))
+    assert bayes_multi.markdown(summary)[3].endswith(f"| {lv['rmse_random']:.4f} |")
+    without = bayes_multi.report(tmp_path, ["ifeval"], ["flip10"], n_boot=20, quiet=True)
+    assert without["ifeval/flip10"]["levels"][0.125]["rmse_random"] is None
+    assert bayes_multi.markdown(without)[3].endswith("| - |")
