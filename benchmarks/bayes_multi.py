@@ -12,6 +12,7 @@ Usage::
     python -m benchsel.benchmarks.bayes_multi --out results/bm_avg --strategy average   # average marginalised gain
     python -m benchsel.benchmarks.bayes_multi --out results/bm_flip --datasets ifeval \
         --regimes flip0 flip10 flip20                 # controls: noisy copies of one model as the 10 targets
+    python -m benchsel.benchmarks.bayes_multi --random-peer --regimes high low   # random-sample RMSE only, no jobs
 
 Design (the paper's, section 5.2, with our data):
 
@@ -170,7 +171,7 @@ def run_job(name: str, regime: str, seed: int, data_dir: Path, max_frac: float, 
             strategy: str = STRATEGY_DEFAULT) -> Path:
     """One seed of one dataset and regime (the multi-target run refits every ``F`` rounds and chooses items by
     ``strategy``); the job's file."""
-    path = out / "jobs" / f"{name}-{regime}-{seed}.npz"
+    path = _job_path(out, name, regime, seed)
     if path.exists():
         with np.load(path) as z:
             done_F = int(z["F"]) if "F" in z else F_DEFAULT
@@ -234,17 +235,37 @@ def random_mean_rmse(var: np.ndarray, N: int, n: int) -> float:
     return float(np.sqrt(np.mean(np.asarray(var, dtype=float) * (N - n) / ((N - 1) * n))))
 
 
-def _target_var(name: str, regime: str, files: list[Path], data_dir: Path | None) -> np.ndarray | None:
-    """The targets' score variances of every job (seeds x targets), rebuilt from the data (None without it)."""
-    if data_dir is None:
-        return None
-    Y = scores(name, data_dir)
-    out = []
-    for f in files:
-        seed = int(f.stem.rsplit("-", 1)[1])
-        targets, _ = split(Y, regime, seed)
-        out.append(target_scores(Y, regime, targets, seed).var(axis=1))
-    return np.stack(out)
+def _job_path(out: Path, name: str, regime: str, seed: int) -> Path:
+    """The file of one job (dataset, regime, seed) under ``out``; :func:`_job_seed` reads the seed back."""
+    return out / "jobs" / f"{name}-{regime}-{seed}.npz"
+
+
+def _job_seed(path: Path) -> int:
+    return int(path.stem.rsplit("-", 1)[1])
+
+
+def _target_var(Y: np.ndarray, regime: str, seeds: list[int]) -> np.ndarray:
+    """The targets' score variances (``ddof = 0``) of each seed, rebuilt from ``Y``, shape (seeds, 10)."""
+    return np.stack([target_scores(Y, regime, split(Y, regime, s)[0], s).var(axis=1) for s in seeds])
+
+
+def random_peer(names: list[str], regimes: list[str], seeds: list[int], data_dir: Path) -> list[str]:
+    """The random-sample peer alone (no jobs needed): its RMSE at the study's levels on the seeds' targets.
+
+    Returns
+    -------
+    list of str
+        One line per dataset and regime: ``n`` per target and the RMSE at each of :data:`LEVELS`.
+    """
+    lines = []
+    for name in names:
+        Y = scores(name, data_dir)
+        N = Y.shape[1]
+        for regime in regimes:
+            var = _target_var(Y, regime, seeds).ravel()
+            cells = ", ".join(f"{round(f * N)}: {random_mean_rmse(var, N, round(f * N)):.4f}" for f in LEVELS)
+            lines.append(f"{name}/{regime} ({len(seeds)} seeds) RMSE random sample at n = {cells}")
+    return lines
 
 
 def _curves(jobs: list[dict[str, Any]], idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -275,12 +296,13 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
     summary: dict[str, Any] = {}
     rows, curve_rows, stop_rows = [], [], []
     for name in names:
+        Y = None if data_dir is None else scores(name, data_dir)
         for regime in regimes:
             files = sorted((out / "jobs").glob(f"{name}-{regime}-*.npz"))
             if not files:
                 continue
             jobs = [dict(np.load(f)) for f in files]
-            tvar = _target_var(name, regime, files, data_dir)
+            tvar = None if Y is None else _target_var(Y, regime, [_job_seed(f) for f in files])
             N = int(jobs[0]["N"])
             init = int(jobs[0]["init"])
             mx = jobs[0]["single_est"].shape[1]
@@ -344,16 +366,19 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
             for frac, lv in e["levels"].items():
                 ci = lv["rmse_ratio_ci"]
                 ic = lv["item_ratio_ci"]
-                rnd_txt = "-" if lv["rmse_random"] is None else f"{lv['rmse_random']:.4f}"
                 print(f"  {lv['n_single']:>5} ({frac:>5.1%}) {lv['rmse_single']:>12.4f} {lv['rmse_multi']:>11.4f} "
                       f"{lv['rmse_ratio']:>8.2f} [{ci[0]:.2f}, {ci[1]:.2f}] "
-                      f"{lv['item_ratio']:>12.2f} [{ic[0]:.2f}, {ic[1]:.2f}] {rnd_txt:>19}")
+                      f"{lv['item_ratio']:>12.2f} [{ic[0]:.2f}, {ic[1]:.2f}] {_fmt_rmse(lv['rmse_random']):>19}")
         if stop_rows:
             print("\n  stopping rule (eps1 = 0.005, W = 30): mean coreset size and RMSE at the stop")
             for r in stop_rows:
                 print(f"  {r['dataset']:9} {r['regime']:6} {r['method']:6} eps2={r['eps2']}: n = {r['mean_n']:.1f}, "
                       f"RMSE {r['rmse']:.4f}, stopped before the cap {r['stopped_before_max']:.0%}")
     return summary
+
+
+def _fmt_rmse(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
 
 
 def _fmt_ratio(x: float) -> str:
@@ -374,7 +399,7 @@ def markdown(summary: dict[str, Any]) -> list[str]:
             lines.append(f"| {head} | {lv['n_single']} ({frac:.1%}) | {lv['rmse_single']:.4f} | "
                          f"{lv['rmse_multi']:.4f} | {lv['rmse_ratio']:.2f} [{rc[0]:.2f}, {rc[1]:.2f}] | "
                          f"{_fmt_ratio(lv['item_ratio'])} [{_fmt_ratio(ic[0])}, {_fmt_ratio(ic[1])}] | "
-                         f"{'-' if lv['rmse_random'] is None else format(lv['rmse_random'], '.4f')} |")
+                         f"{_fmt_rmse(lv['rmse_random'])} |")
     return lines
 
 
@@ -406,7 +431,8 @@ def _plot(summary: dict[str, Any], png: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes_multi", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True, help="results folder (jobs, CSV files, PNG)")
+    ap.add_argument("--out", type=Path, default=None, help="results folder (jobs, CSV files, PNG); required "
+                    "except with --random-peer")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
     ap.add_argument("--regimes", nargs="+", default=list(REGIMES), metavar="REGIME",
                     help="high, low (default: both), or controls flipP (P in 0..50: noisy copies of one model "
@@ -425,8 +451,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true", help="aggregate the jobs present, run none")
     ap.add_argument("--no-report", action="store_true", help="run the jobs only (aggregate later with --report-only)")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    ap.add_argument("--random-peer", action="store_true",
+                    help="print only the random-sample peer's RMSE on the seeds' targets (no jobs run or read)")
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.out is None and not args.random_peer:
+        ap.error("--out: expected a results folder (required unless --random-peer)")
     if args.F < 1:
         ap.error(f"--F: expected a positive number of rounds, got {args.F}")
     for regime in args.regimes:
@@ -444,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     first, stop = args.seeds or ((0, 2) if args.quick else (0, 20))
     max_frac = args.max_frac or (0.12 if args.quick else 0.2)
+    if args.random_peer:
+        print("\n".join(random_peer(args.datasets, args.regimes, list(range(first, stop)), data)))
+        return 0
     if not args.report_only:
         for name in args.datasets:
             for regime in args.regimes:

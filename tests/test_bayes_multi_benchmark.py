@@ -142,6 +142,17 @@ def test_the_report_puts_the_random_sample_beside_the_methods_on_the_same_target
     lv = summary["ifeval/flip10"]["levels"][0.125]
     assert lv["rmse_random"] == pytest.approx(bayes_multi.random_mean_rmse(np.concatenate(var), 541, 68))
     assert bayes_multi.markdown(summary)[3].endswith(f"| {lv['rmse_random']:.4f} |")
+    peer = bayes_multi.random_peer(["ifeval"], ["flip10"], [4, 9], data)  # the same numbers without jobs
+    assert peer == ["ifeval/flip10 (2 seeds) RMSE random sample at n = " + ", ".join(
+        f"{round(f * 541)}: {bayes_multi.random_mean_rmse(np.concatenate(var), 541, round(f * 541)):.4f}"
+        for f in bayes_multi.LEVELS)]
+    assert f"68: {lv['rmse_random']:.4f}" in peer[0]
     without = bayes_multi.report(tmp_path, ["ifeval"], ["flip10"], n_boot=20, quiet=True)
     assert without["ifeval/flip10"]["levels"][0.125]["rmse_random"] is None
     assert bayes_multi.markdown(without)[3].endswith("| - |")
+
+
+def test_the_results_folder_is_required_except_for_the_random_peer(capsys):
+    with pytest.raises(SystemExit):
+        bayes_multi.main(["--regimes", "high"])
+    assert "--out: expected a results folder (required unless --random-peer)" in capsys.readouterr().err
