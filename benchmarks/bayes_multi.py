@@ -37,7 +37,8 @@ Design (the paper's, section 5.2, with our data):
 * RMSE over (seed, target) at each coreset size ``n``; the multi-target curve
   starts at its initial block (10 % of the items on every target);
 * item ratio: for the RMSE single-target reaches at ``n_s`` (10 %, 12.5 %,
-  15 %, 17.5 %, 20 % of N), the smallest ``n_m`` at which multi-target is at
+  15 %, 17.5 %, 20 %, and 30 %, 40 %, 50 % of N where ``--max-frac`` reaches
+  them), the smallest ``n_m`` at which multi-target is at
   least as accurate, reported as ``n_m / n_s`` (below 1: multi-target needs
   fewer items; it cannot go below ``init / n_s``, the multi-target curve
   starting at its initial block), with a 95 % interval from a bootstrap over
@@ -45,7 +46,9 @@ Design (the paper's, section 5.2, with our data):
 * RMSE ratio multi / single at equal ``n``, with the same bootstrap;
 * the peer a user would otherwise pick: the mean of a uniform random sample
   of ``n`` items per target, its RMSE exact (the finite-population variance
-  of the targets' scores, :func:`random_mean_rmse`), on the same targets;
+  of the targets' scores, :func:`random_mean_rmse`), on the same targets
+  (rebuilt from the data and each job's seed, and checked against the
+  targets and truth stored in the job);
 * the stopping rule (``eps1 = 0.005``, ``W = 30``, ``eps2`` in 0.01, 0.02,
   0.03) on every trace: mean coreset size and RMSE at the stop.
 
@@ -89,7 +92,8 @@ EPS1, W, EPS2 = 0.005, 30, (0.01, 0.02, 0.03)
 F_DEFAULT = 50
 #: The multi-target item choice (the evaluator's default, the paper's; jobs written before ``--strategy`` used it).
 STRATEGY_DEFAULT = STRATEGIES[0]
-LEVELS = (0.1, 0.125, 0.15, 0.175, 0.2)
+#: Coreset sizes (share of N) the report compares at; those beyond a job's cap (``--max-frac``) are left out.
+LEVELS = (0.1, 0.125, 0.15, 0.175, 0.2, 0.3, 0.4, 0.5)
 
 
 def scores(name: str, data_dir: Path) -> np.ndarray:
@@ -244,9 +248,46 @@ def _job_seed(path: Path) -> int:
     return int(path.stem.rsplit("-", 1)[1])
 
 
-def _target_var(Y: np.ndarray, regime: str, seeds: list[int]) -> np.ndarray:
-    """The targets' score variances (``ddof = 0``) of each seed, rebuilt from ``Y``, shape (seeds, 10)."""
-    return np.stack([target_scores(Y, regime, split(Y, regime, s)[0], s).var(axis=1) for s in seeds])
+def _target_var(Y: np.ndarray, regime: str, seeds: list[int],
+                jobs: list[tuple[Path, dict[str, Any]]] | None = None) -> np.ndarray:
+    """The targets' score variances (``ddof = 0``) of each seed, rebuilt from ``Y``, shape (seeds, 10).
+
+    Parameters
+    ----------
+    Y : ndarray, shape (models, N)
+        The dataset's scores (:func:`scores`).
+    regime : str
+        ``high``, ``low`` or ``flipP``.
+    seeds : list of int
+        The seeds whose targets are rebuilt.
+    jobs : list of (Path, dict), optional
+        The stored jobs of these seeds, in the same order. Each rebuilt target set is checked against the job's
+        ``targets`` (model rows) and ``truth`` (mean scores, shape (10,)), so that the random-sample peer is never
+        computed for other targets than the job's.
+
+    Raises
+    ------
+    ValueError
+        A job's stored targets or truth differ from the ones rebuilt from ``Y`` and its seed (the data or the
+        target rule changed after the job ran).
+    """
+    out = []
+    for i, s in enumerate(seeds):
+        targets = split(Y, regime, s)[0]
+        T = target_scores(Y, regime, targets, s)
+        if jobs is not None:
+            path, job = jobs[i]
+            stored_t, stored_truth = np.asarray(job["targets"]), np.asarray(job["truth"], dtype=float)
+            if not np.array_equal(stored_t, targets) or stored_truth.shape != (T.shape[0],) \
+                    or not np.allclose(stored_truth, T.mean(axis=1), rtol=0.0, atol=1e-12):
+                raise ValueError(
+                    f"{path}: its targets (models {stored_t.tolist()}, mean scores "
+                    f"{np.round(stored_truth, 4).tolist()}) "
+                    f"are not the ones rebuilt from the data and seed {s} (models {targets.tolist()}, mean scores "
+                    f"{np.round(T.mean(axis=1), 4).tolist()}); the data or the target rule changed after the job "
+                    "ran: rerun it, or report without the data (no random-sample column)")
+        out.append(T.var(axis=1))
+    return np.stack(out)
 
 
 def random_peer(names: list[str], regimes: list[str], seeds: list[int], data_dir: Path) -> list[str]:
@@ -302,7 +343,8 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
             if not files:
                 continue
             jobs = [dict(np.load(f)) for f in files]
-            tvar = None if Y is None else _target_var(Y, regime, [_job_seed(f) for f in files])
+            tvar = None if Y is None else _target_var(Y, regime, [_job_seed(f) for f in files],
+                                                      list(zip(files, jobs)))
             N = int(jobs[0]["N"])
             init = int(jobs[0]["init"])
             mx = jobs[0]["single_est"].shape[1]
@@ -487,7 +529,11 @@ def main(argv: list[str] | None = None) -> int:
                           flush=True)
     if args.no_report:
         return 0
-    summary = report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000, data_dir=data)
+    try:
+        summary = report(args.out, args.datasets, args.regimes, n_boot=200 if args.quick else 1000, data_dir=data)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.markdown:
         print("\n" + "\n".join(markdown(summary)))
     return 0

@@ -9,14 +9,16 @@ import pytest
 from benchsel.benchmarks import bayes_multi
 
 
-def _job(path, seed, N=100, init=10, mx=20, Kt=3, e_single=0.02, e_multi=0.01):
+def _job(path, seed, N=100, init=10, mx=20, Kt=3, e_single=0.02, e_multi=0.01, truth=None, targets=None):
     rng = np.random.default_rng(seed)
-    truth = rng.uniform(0.2, 0.8, Kt)
+    truth = rng.uniform(0.2, 0.8, Kt) if truth is None else np.asarray(truth, dtype=float)
+    Kt = truth.size
+    targets = np.arange(Kt) if targets is None else targets
     sign = np.where(rng.uniform(size=(Kt, 1)) < 0.5, -1.0, 1.0)
     single = truth[:, None] + sign * e_single * np.ones((Kt, mx))
     single[:, 11:] = truth[:, None] + sign * e_single / 2  # single reaches half its error from n = 12 on
     multi = truth[:, None] + sign * e_multi * np.ones((Kt, mx - init + 1))
-    np.savez_compressed(path, truth=truth, targets=np.arange(Kt), refs=np.arange(4), init=init, N=N,
+    np.savez_compressed(path, truth=truth, targets=targets, refs=np.arange(4), init=init, N=N,
                         multi_n=np.tile(np.arange(init, mx + 1), (Kt, 1)), multi_est=multi,
                         multi_width=np.full(multi.shape, 0.1), single_est=single,
                         single_width=np.full(single.shape, 0.1), corr=0.5, regime_unique=True, active=True,
@@ -131,10 +133,12 @@ def test_the_report_puts_the_random_sample_beside_the_methods_on_the_same_target
     if data is None or not (data / "responses").is_dir():
         pytest.skip("../shared/data/responses not present")
     (tmp_path / "jobs").mkdir()
-    for s in (4, 9):
-        _job(tmp_path / "jobs" / f"ifeval-flip10-{s}.npz", s, N=541, init=54, mx=70)
-    summary = bayes_multi.report(tmp_path, ["ifeval"], ["flip10"], n_boot=20, quiet=True, data_dir=data)
     Y = bayes_multi.scores("ifeval", data)
+    for s in (4, 9):  # jobs with the seeds' own targets and truth (the report checks them)
+        targets, _ = bayes_multi.split(Y, "flip10", s)
+        truth = bayes_multi.target_scores(Y, "flip10", targets, s).mean(axis=1)
+        _job(tmp_path / "jobs" / f"ifeval-flip10-{s}.npz", s, N=541, init=54, mx=70, truth=truth, targets=targets)
+    summary = bayes_multi.report(tmp_path, ["ifeval"], ["flip10"], n_boot=20, quiet=True, data_dir=data)
     var = []
     for s in (4, 9):  # the seeds' own noisy copies, rebuilt from the data
         targets, _ = bayes_multi.split(Y, "flip10", s)
@@ -150,6 +154,34 @@ def test_the_report_puts_the_random_sample_beside_the_methods_on_the_same_target
     without = bayes_multi.report(tmp_path, ["ifeval"], ["flip10"], n_boot=20, quiet=True)
     assert without["ifeval/flip10"]["levels"][0.125]["rmse_random"] is None
     assert bayes_multi.markdown(without)[3].endswith("| - |")
+
+
+def test_the_report_refuses_jobs_whose_targets_are_not_the_ones_rebuilt_from_the_data(tmp_path, capsys):
+    from benchsel.benchmarks._data import default_data_dir
+
+    data = default_data_dir()
+    if data is None or not (data / "responses").is_dir():
+        pytest.skip("../shared/data/responses not present")
+    (tmp_path / "jobs").mkdir()
+    Y = bayes_multi.scores("ifeval", data)
+    targets, _ = bayes_multi.split(Y, "high", 0)
+    truth = Y[targets].mean(axis=1)
+    good = tmp_path / "jobs" / "ifeval-high-0.npz"
+    _job(good, 0, N=541, init=54, mx=70, truth=truth, targets=targets)
+    assert bayes_multi.report(tmp_path, ["ifeval"], ["high"], n_boot=5, quiet=True, data_dir=data)
+    bad_truth = truth.copy()
+    bad_truth[3] += 0.01  # as if the data had changed after the job ran
+    _job(tmp_path / "jobs" / "ifeval-high-1.npz", 1, N=541, init=54, mx=70, truth=bad_truth, targets=targets)
+    with pytest.raises(ValueError, match=r"ifeval-high-1\.npz: its targets .* are not the ones rebuilt from the "
+                                         r"data and seed 1"):
+        bayes_multi.report(tmp_path, ["ifeval"], ["high"], n_boot=5, quiet=True, data_dir=data)
+    without = bayes_multi.report(tmp_path, ["ifeval"], ["high"], n_boot=5, quiet=True)  # no data: no check, no column
+    assert without["ifeval/high"]["seeds"] == 2
+    (tmp_path / "jobs" / "ifeval-high-1.npz").unlink()
+    _job(tmp_path / "jobs" / "ifeval-high-1.npz", 1, N=541, init=54, mx=70, truth=truth, targets=targets[::-1])
+    assert bayes_multi.main(["--out", str(tmp_path), "--datasets", "ifeval", "--regimes", "high", "--seeds", "0",
+                             "2", "--report-only", "--data-dir", str(data)]) == 2
+    assert "ifeval-high-1.npz: its targets" in capsys.readouterr().err
 
 
 def test_the_results_folder_is_required_except_for_the_random_peer(capsys):
