@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_allocation, check_choice, check_float, check_int
 
 from .base import Formulation
-from .rankings import EPS_MAX_DENOMINATOR, MISSING, TIES, Profile, count_table, scoring_vector
+from .rankings import EPS_MAX_DENOMINATOR, MISSING, TIES, Profile, count_table, rankdata, scoring_vector
 
 
 # ==================================================================== helpers

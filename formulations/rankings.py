@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_choice
@@ -23,6 +22,14 @@ MISSING = ("error", "last", "drop")
 MISSING_TOKENS = ("-", "")
 #: eps is read as the simplest fraction with a denominator up to this bound.
 EPS_MAX_DENOMINATOR = 10**6
+
+
+def rankdata(a: Any, method: str = "average", *, axis: int | None = None) -> np.ndarray:
+    """:func:`scipy.stats.rankdata`, imported on first use (``scipy.stats`` takes about a second to import, and
+    the method registry imports this module whenever any formulation is solved)."""
+    from scipy.stats import rankdata as _rankdata
+
+    return np.asarray(_rankdata(a, method=method, axis=axis))
 
 
 # ====================================================================== ranking

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_rng
@@ -128,6 +127,8 @@ def roc_auc(scores: Any, labels: Any) -> float:
     n0 = y.size - n1
     if n1 == 0 or n0 == 0:
         return math.nan
+    from scipy.stats import rankdata  # on first use: scipy.stats is slow to import
+
     r = rankdata(s)
     return float((r[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 

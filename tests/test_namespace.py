@@ -43,6 +43,16 @@ def test_import_benchsel_is_light():
     assert out.stdout.strip() == ""
 
 
+def test_the_method_registry_does_not_import_scipy_stats():
+    # the registry imports every built-in method's module on first use (any solve); scipy.stats (about a
+    # second) is imported only where a rank is computed
+    code = ("import sys; from benchsel.solvers.registry import list_methods; list_methods(); "
+            "from benchsel.formulations.rankings import rankdata; assert 'scipy.stats' not in sys.modules; "
+            "print(rankdata([3.0, 1.0, 2.0]).tolist(), 'scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[3.0, 1.0, 2.0] True"
+
+
 def test_wheel_holds_only_the_benchsel_package(tmp_path):
     import shutil
     import zipfile
