@@ -248,9 +248,19 @@ def _job_seed(path: Path) -> int:
     return int(path.stem.rsplit("-", 1)[1])
 
 
-def _target_var(Y: np.ndarray, regime: str, seeds: list[int],
-                jobs: list[tuple[Path, dict[str, Any]]] | None = None) -> np.ndarray:
-    """The targets' score variances (``ddof = 0``) of each seed, rebuilt from ``Y``, shape (seeds, 10).
+def _rebuilt_targets(Y: np.ndarray, regime: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(targets, their scores of shape (10, N)) of one seed, rebuilt from ``Y`` as :func:`run_job` builds them."""
+    targets = split(Y, regime, seed)[0]
+    return targets, target_scores(Y, regime, targets, seed)
+
+
+def _target_var(Y: np.ndarray, regime: str, seeds: list[int]) -> np.ndarray:
+    """The targets' score variances (``ddof = 0``) of each seed, rebuilt from ``Y``, shape (seeds, 10)."""
+    return np.stack([_rebuilt_targets(Y, regime, s)[1].var(axis=1) for s in seeds])
+
+
+def _checked_target_var(Y: np.ndarray, regime: str, files: list[Path], jobs: list[dict[str, Any]]) -> np.ndarray:
+    """:func:`_target_var` of the jobs' seeds (read from ``files``), each checked against its job.
 
     Parameters
     ----------
@@ -258,34 +268,33 @@ def _target_var(Y: np.ndarray, regime: str, seeds: list[int],
         The dataset's scores (:func:`scores`).
     regime : str
         ``high``, ``low`` or ``flipP``.
-    seeds : list of int
-        The seeds whose targets are rebuilt.
-    jobs : list of (Path, dict), optional
-        The stored jobs of these seeds, in the same order. Each rebuilt target set is checked against the job's
-        ``targets`` (model rows) and ``truth`` (mean scores, shape (10,)), so that the random-sample peer is never
-        computed for other targets than the job's.
+    files, jobs : list
+        The job files and their contents, in the same order; a job's ``targets`` (model rows) and ``truth``
+        (mean scores, shape (10,)) must be the ones rebuilt from ``Y`` and its seed, so that the random-sample
+        peer is never computed for other targets than the job's.
+
+    Returns
+    -------
+    ndarray, shape (jobs, 10)
 
     Raises
     ------
     ValueError
-        A job's stored targets or truth differ from the ones rebuilt from ``Y`` and its seed (the data or the
-        target rule changed after the job ran).
+        A job's stored targets or truth differ from the rebuilt ones (the data or the target rule changed
+        after the job ran).
     """
     out = []
-    for i, s in enumerate(seeds):
-        targets = split(Y, regime, s)[0]
-        T = target_scores(Y, regime, targets, s)
-        if jobs is not None:
-            path, job = jobs[i]
-            stored_t, stored_truth = np.asarray(job["targets"]), np.asarray(job["truth"], dtype=float)
-            if not np.array_equal(stored_t, targets) or stored_truth.shape != (T.shape[0],) \
-                    or not np.allclose(stored_truth, T.mean(axis=1), rtol=0.0, atol=1e-12):
-                raise ValueError(
-                    f"{path}: its targets (models {stored_t.tolist()}, mean scores "
-                    f"{np.round(stored_truth, 4).tolist()}) "
-                    f"are not the ones rebuilt from the data and seed {s} (models {targets.tolist()}, mean scores "
-                    f"{np.round(T.mean(axis=1), 4).tolist()}); the data or the target rule changed after the job "
-                    "ran: rerun it, or report without the data (no random-sample column)")
+    for path, job in zip(files, jobs):
+        s = _job_seed(path)
+        targets, T = _rebuilt_targets(Y, regime, s)
+        stored_t, stored_truth = np.asarray(job["targets"]), np.asarray(job["truth"], dtype=float)
+        if not np.array_equal(stored_t, targets) or stored_truth.shape != (T.shape[0],) \
+                or not np.allclose(stored_truth, T.mean(axis=1), rtol=0.0, atol=1e-12):
+            raise ValueError(
+                f"{path}: its targets (models {stored_t.tolist()}, mean scores {np.round(stored_truth, 4).tolist()}) "
+                f"are not the ones rebuilt from the data and seed {s} (models {targets.tolist()}, mean scores "
+                f"{np.round(T.mean(axis=1), 4).tolist()}); the data or the target rule changed after the job ran: "
+                "rerun it, or report without the data (no random-sample column)")
         out.append(T.var(axis=1))
     return np.stack(out)
 
@@ -343,8 +352,7 @@ def report(out: Path, names: list[str], regimes: list[str], n_boot: int = 1000, 
             if not files:
                 continue
             jobs = [dict(np.load(f)) for f in files]
-            tvar = None if Y is None else _target_var(Y, regime, [_job_seed(f) for f in files],
-                                                      list(zip(files, jobs)))
+            tvar = None if Y is None else _checked_target_var(Y, regime, files, jobs)
             N = int(jobs[0]["N"])
             init = int(jobs[0]["init"])
             mx = jobs[0]["single_est"].shape[1]
