@@ -116,12 +116,14 @@ def run_case(name: str, k: int, method: str, time_limit: float, *, data_dir: Pat
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB -> MB on Linux
     return {
         "matrix": name, "N": N, "k": k, "method": method, "time_limit": time_limit,
+        "options": json.dumps(options or {}, sort_keys=True),
         "objective": res.objective, "bound": res.bound, "gap": res.gap, "termination": res.termination.value,
         "proven": bool(res.termination == "optimal" and res.gap is not None and res.gap <= 1e-4),
         "seconds": ex.get("wall_seconds"), "instance_seconds": build,
         "warm_start_seconds": ex.get("warm_start_seconds"), "nodes": ex.get("bnc_nodes"),
         "cuts": ex.get("lazy_cuts"), "lp_rows": ex.get("lp_rows"), "root_bound": ex.get("root_bound"),
-        "root_seconds": ex.get("root_seconds"), "root_fixed": ex.get("root_fixed"),
+        "root_seconds": ex.get("root_seconds"), "root_rounds": ex.get("root_rounds"),
+        "root_end": ex.get("root_end"), "root_fixed": ex.get("root_fixed"),
         "lp_nnz_peak": ex.get("lp_nnz_peak"), "strong_lps": ex.get("strong_lps"),
         "strong_iterations": ex.get("strong_iterations"), "columns_removed": ex.get("columns_removed"),
         "simplex_iterations": ex.get("simplex_iterations"), "search_threads": ex.get("search_threads"),
@@ -214,17 +216,19 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"seconds per run (default {SMALL_LIMIT:g} up to N = {SMALL_N}, {BIG_LIMIT:g} above)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the source/target split")
     ap.add_argument("--options", default="{}", help="JSON options for 'highs' (e.g. '{\"plunge\": 0}')")
+    ap.add_argument("--fasterpam-options", default="{}",
+                    help="JSON options for 'fasterpam' (e.g. '{\"n_restarts\": 30}')")
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--lock", type=Path, default=None, help="hold an exclusive lock on this file during each run")
     ap.add_argument("--out", type=Path, default=None, help="CSV file for the rows")
     ap.add_argument("--one", nargs=4, metavar=("MATRIX", "K", "METHOD", "TIME_LIMIT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     data = args.data_dir or default_data_dir()
-    options = json.loads(args.options)
+    by_method = {"highs": json.loads(args.options), "fasterpam": json.loads(args.fasterpam_options)}
     if args.one:
         name, k, method, tl = args.one
         row = run_case(name, int(k), method, float(tl), data_dir=data, seed=args.seed,
-                       options=options if method == "highs" else {})
+                       options=json.loads(args.options))  # the parent passes the method's own options
         print(json.dumps(row, default=float))
         return 0
     names = list(args.matrices) if args.matrices else ([] if args.synthetic else list(real_matrices(data)))
@@ -249,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         tl = args.time_limit if args.time_limit is not None else (SMALL_LIMIT if sizes[name] <= SMALL_N else BIG_LIMIT)
         for k in args.k:
             for method in args.methods:
-                r = _child(name, k, method, tl, data, args.seed, options if method == "highs" else {}, args.lock)
+                r = _child(name, k, method, tl, data, args.seed, by_method.get(method, {}), args.lock)
                 rows.append(r)
                 _print_row(r)
     summary(rows)

@@ -6,8 +6,14 @@ eager-swap algorithm written here with weights and a candidate set.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import threading
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -90,6 +96,54 @@ def fasterpam(D: np.ndarray, medoids: np.ndarray, w: np.ndarray, cand: np.ndarra
     return np.sort(state.med), -(-evaluated // max(order.size, 1)), n_swaps, timed_out
 
 
+_EXT_LOCK = threading.Lock()
+
+
+def _kmedoids_extension() -> Any:
+    """The ``kmedoids`` package's compiled module (``kmedoids.kmedoids``), loaded without the package's
+    ``__init__`` when the package is not imported yet.
+
+    That ``__init__`` imports scikit-learn whenever it is installed (for an estimator class this module
+    does not use): about 90 MB of resident memory and a second or more, both inside the solves that warm
+    start from FasterPAM. The compiled module is registered under its own name, so a later
+    ``import kmedoids`` finds it and does not initialise it twice.
+    """
+    with _EXT_LOCK:
+        mod = sys.modules.get("kmedoids.kmedoids")
+        if mod is not None:
+            return mod
+        if "kmedoids" in sys.modules:  # the package is loaded: its compiled module comes with it
+            return importlib.import_module("kmedoids.kmedoids")
+        pkg = importlib.util.find_spec("kmedoids")  # a top-level spec: nothing is imported
+        if pkg is None or not pkg.submodule_search_locations:
+            raise ImportError("the kmedoids package is not installed")
+        spec = importlib.machinery.PathFinder.find_spec("kmedoids.kmedoids", list(pkg.submodule_search_locations))
+        if spec is None or spec.loader is None:
+            raise ImportError("the kmedoids package has no compiled module kmedoids.kmedoids")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["kmedoids.kmedoids"] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules["kmedoids.kmedoids"]
+            raise
+        return mod
+
+
+def _package_kernel(dtype: np.dtype) -> Callable[..., tuple[Any, ...]] | None:
+    """The package's one-thread seeded FasterPAM for ``dtype`` (float32 or float64), or None where this
+    version of the package does not have it under the name of the 0.5 series (then the package is
+    imported and called as documented)."""
+    suffix = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}.get(np.dtype(dtype))
+    if suffix is None:
+        return None
+    try:
+        fn = getattr(_kmedoids_extension(), f"_rand_fasterpam_{suffix}", None)
+    except ImportError:
+        return None
+    return fn if callable(fn) else None
+
+
 def fasterpam_package(D: np.ndarray, medoids: np.ndarray, *, max_iter: int, rng: np.random.Generator,
                       clock: Clock | None = None) -> tuple[np.ndarray, int, int, bool]:
     """FasterPAM of the ``kmedoids`` package (Rust), in calls sized to the clock.
@@ -106,8 +160,9 @@ def fasterpam_package(D: np.ndarray, medoids: np.ndarray, *, max_iter: int, rng:
     n_iter, n_swaps : int
     timed_out : bool
     """
-    import kmedoids as km
-
+    kernel = _package_kernel(D.dtype)
+    if kernel is None:
+        import kmedoids as km
     med = np.sort(np.asarray(medoids, dtype=np.int64))
     n_iter = n_swaps = 0
     per_pass: float | None = None
@@ -118,16 +173,20 @@ def fasterpam_package(D: np.ndarray, medoids: np.ndarray, *, max_iter: int, rng:
         if per_pass is not None and clock is not None and clock.left is not None:
             m = max(1, min(m, int(clock.left / max(per_pass, 1e-9))))
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "seed ignored if medoids given": the seed orders the pass
-            res = km.fasterpam(D, med.copy(), max_iter=m, init="build", random_state=int(rng.integers(2**31 - 1)),
-                               n_cpu=1)
-        done = int(res.n_iter)
+        seed = int(rng.integers(2**31 - 1))
+        if kernel is not None:  # what km.fasterpam(..., n_cpu=1) calls: (loss, labels, medoids, n_iter, n_swap)
+            _, _, meds, done, swapped = kernel(D, med.astype(np.uintp), m, seed)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "seed ignored if medoids given": it orders the pass
+                res = km.fasterpam(D, med.copy(), max_iter=m, init="build", random_state=seed, n_cpu=1)
+            meds, done, swapped = res.medoids, res.n_iter, res.n_swap
+        done, swapped = int(done), int(swapped)
         per_pass = (time.perf_counter() - t0) / max(done, 1)
         n_iter += done
-        n_swaps += int(res.n_swap)
-        med = np.sort(np.asarray(res.medoids, dtype=np.int64))
-        if int(res.n_swap) == 0 or done < m:
+        n_swaps += swapped
+        med = np.sort(np.asarray(meds, dtype=np.int64))
+        if swapped == 0 or done < m:
             break
     return med, n_iter, n_swaps, False
 

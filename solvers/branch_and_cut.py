@@ -214,7 +214,8 @@ def _fresh_stats() -> dict[str, Any]:
         "cuts": 0, "pool_cuts": 0, "cuts_aged_out": 0, "lp_nnz_peak": 0, "lp_solves": 0, "nodes": 0,
         "root_fixed": 0,
         "node_fixed": 0, "heuristic_improvements": 0, "simplex_iterations": 0, "incumbents": 0,
-        "root_seconds": None, "strong_lps": 0, "strong_iterations": 0, "strong_skipped": 0, "lp_retries": 0,
+        "root_seconds": None, "root_rounds": None, "root_end": None, "strong_lps": 0, "strong_iterations": 0,
+        "strong_skipped": 0, "lp_retries": 0,
         "initial_rows_added": 0, "columns_removed": 0, "strong_fixed": 0, "strong_pruned": 0, "threads_retired": 0}
 
 
@@ -711,12 +712,16 @@ class BranchAndCut:
         rounds = 0
         limit = self.opt.root_rounds if root else self.opt.node_rounds
 
-        def done() -> _NodeLP:  # the node's LP as it stands (duals read only here)
+        def done(end: str) -> _NodeLP:  # the node's LP as it stands (duals read only here)
+            if root:
+                self.stats["root_rounds"], self.stats["root_end"] = rounds, end
             return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
 
         while True:
             st = self._solve_lp()
             if st != "optimal":
+                if root:
+                    self.stats["root_rounds"], self.stats["root_end"] = rounds, st
                 return _NodeLP(st, obj=partial if st == "time" else None)
             sol = h.getSolution()
             x = self._full(sol.col_value)
@@ -725,17 +730,17 @@ class BranchAndCut:
             partial = obj
             self._age_cuts(np.asarray(sol.row_value, dtype=float))
             if obj >= self._cutoff():
-                return done()
+                return done("cutoff")
             xi = x[self.ints]
             integral = not np.any(np.abs(xi - np.round(xi)) > 1e-6)
             stalled = not root and rounds >= 2 and gained < self.opt.tail_off * max(1.0, abs(obj))
             if not integral and rounds > 0 and (rounds >= limit or stalled):
-                return done()
+                return done("round_limit" if rounds >= limit else "stalled")
             if root and rounds and self.opt.heuristic_every and rounds % 10 == 0:
                 self._heuristic(x)
             cuts = self._separate(x, root=root)
             if cuts is None:
-                return done()
+                return done("separated")
             self._add_rows(cuts)
             rounds += 1
             self._log(obj if root else None)
@@ -1162,6 +1167,8 @@ class BranchAndCut:
             "simplex_iterations": st["simplex_iterations"],
             "root_bound": self.root_bound,
             "root_seconds": st["root_seconds"],
+            "root_rounds": st["root_rounds"],
+            "root_end": st["root_end"],
             "root_fixed": st["root_fixed"],
             "node_fixed": st["node_fixed"],
             "incumbents": st["incumbents"],

@@ -345,6 +345,39 @@ def test_fasterpam_numpy_matches_the_kmedoids_package_objective():
     assert own.objective <= 1.05 * exact.objective and pkg.objective <= 1.05 * exact.objective
 
 
+def test_fasterpam_calls_the_package_kernel_as_the_package_does(monkeypatch):
+    """The compiled kernel called directly gives the package's own call's medoids, swaps and passes."""
+    import benchsel.heuristics.kmedoids as hk
+
+    f = make_kmedoids(200, 7, seed=4)
+    for dtype in (np.float64, np.float32):
+        D = f.D.astype(dtype)
+        start = np.arange(7) * 13
+        assert hk._package_kernel(D.dtype) is not None
+        direct = hk.fasterpam_package(D, start, max_iter=50, rng=np.random.default_rng(5))
+        monkeypatch.setattr(hk, "_package_kernel", lambda dtype: None)
+        through = hk.fasterpam_package(D, start, max_iter=50, rng=np.random.default_rng(5))
+        monkeypatch.undo()
+        assert direct[0].tolist() == through[0].tolist() and direct[1:] == through[1:]
+
+
+def test_fasterpam_warm_start_imports_neither_the_package_init_nor_scikit_learn():
+    """``kmedoids/__init__`` imports scikit-learn (about 90 MB) when it is installed; a solve loads only
+    the compiled module, and ``import kmedoids`` still works afterwards."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from benchsel import solve; from benchsel.instances import make_kmedoids; "
+            "f = make_kmedoids(120, 5, seed=2); r = solve(f, 'highs', time_limit=30); "
+            "assert r.extra['warm_start_source'] == 'fasterpam', r.extra; "
+            "print('sklearn' in sys.modules, 'kmedoids' in sys.modules); "
+            "import kmedoids, numpy as np; "
+            "res = kmedoids.fasterpam(f.D, 5, init='build', n_cpu=1); "
+            "print(abs(f.evaluate(np.sort(res.medoids)) - res.loss) < 1e-6)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["False", "False", "True"]
+
+
 def test_fasterpam_respects_weights_and_candidates():
     f = make_kmedoids(40, 3, seed=5)
     g = KMedoids(f.D, 3, weights=np.r_[np.full(20, 5.0), np.ones(20)], candidates=np.arange(0, 40, 2))

@@ -2,6 +2,8 @@
 the FasterPAM warm start, model-size guards, time limits, memory and the coreset-scale benchmark."""
 from __future__ import annotations
 
+import csv
+import json
 import time
 import tracemalloc
 from pathlib import Path
@@ -9,6 +11,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
@@ -483,13 +486,20 @@ def test_benchmark_responses_generator():
 
 # ----------------------------------------------------------------- benchmark
 @needs_data
-def test_coreset_scale_script_and_suite(capsys):
+def test_coreset_scale_script_and_suite(capsys, tmp_path):
     from benchsel.benchmarks import coreset_scale
     from benchsel.benchmarks.suites import suite_instances
 
     assert coreset_scale.main(["--matrices", "glue_rte", "--k", "25", "--time-limit", "30"]) == 0
     out = capsys.readouterr().out
     assert "glue_rte" in out and "highs N <= 2100: 1/1 proven" in out
+    row = coreset_scale.run_case("glue_rte", 10, "fasterpam", 30, data_dir=DATA, options={"n_restarts": 3})
+    assert json.loads(row["options"]) == {"n_restarts": 3} and row["termination"] == "converged"
+    out_csv = tmp_path / "rows.csv"
+    assert coreset_scale.main(["--matrices", "glue_rte", "--k", "10", "--methods", "fasterpam", "--time-limit", "30",
+                               "--fasterpam-options", '{"n_restarts": 2}', "--out", str(out_csv)]) == 0
+    (r,) = csv.DictReader(out_csv.open())
+    assert json.loads(r["options"]) == {"n_restarts": 2}
     specs = suite_instances("coreset-scale", DATA)
     names = [s.name for s in specs]
     assert "glue_rte-k10" in names and "synthetic-14000-k100" in names and len(names) == 14 * 4 + 1
@@ -523,3 +533,23 @@ def test_lagrangian_warm_start_of_the_root_and_its_bound(monkeypatch):
     m = f.linear_model(model="benders", allow_lazy=True)
     m.lazy.initial_rows(1.0, res.selection)
     assert m.lazy.initial_bound <= res.objective + 1e-9
+
+
+def test_root_that_separates_to_the_end_is_the_lp_relaxation():
+    """``root_end == "separated"``: no Benders cut is violated, so the root bound is the LP relaxation of
+    the (static) assignment model; ``root_rounds`` counts the cut rounds."""
+    from scipy.optimize import linprog
+
+    f = make_kmedoids(40, 4, seed=3, metric="correlation", dim=4)
+    res = solve(f, "highs", model="benders", warm_start=None, heuristic_every=0, time_limit=60, threads=1)
+    assert res.extra["root_end"] == "separated" and res.extra["root_rounds"] >= 1
+    m = f.linear_model(model="assignment")
+    eq = m.row_lb == m.row_ub
+    A = m.A.tocsr()
+    le, ge = np.isfinite(m.row_ub) & ~eq, np.isfinite(m.row_lb) & ~eq
+    lp = linprog(m.c, A_ub=sp.vstack([A[le], -A[ge]]), b_ub=np.concatenate([m.row_ub[le], -m.row_lb[ge]]),
+                 A_eq=A[eq], b_eq=m.row_lb[eq], bounds=np.column_stack([m.col_lb, m.col_ub]), method="highs")
+    assert lp.status == 0
+    relax = lp.fun + m.c0
+    assert abs(res.extra["root_bound"] - relax) <= 1e-6 * max(1.0, abs(relax))
+    assert res.extra["root_bound"] <= res.objective + 1e-9
