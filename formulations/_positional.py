@@ -7,16 +7,18 @@ import numbers
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_allocation, check_choice, check_float, check_int
 
 from .base import Formulation
-from .rankings import EPS_MAX_DENOMINATOR, MISSING, TIES, Profile, count_table, rankdata, scoring_vector
+from .rankings import EPS_MAX_DENOMINATOR, MISSING, TIES, Profile, count_table, import_pandas, rankdata, scoring_vector
 
 
 # ==================================================================== helpers
@@ -293,6 +295,7 @@ class _PositionalBase(Formulation):
 
     def count_table(self, selection: Any = None) -> pd.DataFrame:
         """The ``C(K, r, a)`` table as a DataFrame (rows alternatives, columns ``r = 1..m``)."""
+        pd = import_pandas()
         return pd.DataFrame(self.counts(selection), index=pd.Index(self._alts, name="alternative"),
                             columns=pd.Index(np.arange(1, self.n_alternatives + 1), name="r"))
 
@@ -335,7 +338,7 @@ class _PositionalBase(Formulation):
         order = np.lexsort((r, a, -dev))
         if top is not None:
             order = order[: check_int(top, "top", low=1)]
-        return pd.DataFrame({
+        return import_pandas().DataFrame({
             "alternative": [self._alts[i] for i in a[order]],
             "r": r[order] + 1,
             "share_N": CN[a, r][order] / n,
@@ -377,6 +380,7 @@ class _PositionalBase(Formulation):
         CN, CK = self._counts_all, count_table(self._P, K)
         maxdev = float(self._dev_num(K).max()) / (n * k)
         eps_v = eps if eps is not None else getattr(self, "eps", None)
+        pd = import_pandas()
         frames = []
         for rule in rules:
             if isinstance(rule, str) and rule.lower().startswith("top-"):

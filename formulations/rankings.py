@@ -4,12 +4,12 @@ the ``C(N, r, a)`` count table and scoring vectors (positional formulations' dat
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import check_choice
@@ -22,6 +22,20 @@ MISSING = ("error", "last", "drop")
 MISSING_TOKENS = ("-", "")
 #: eps is read as the simplest fraction with a denominator up to this bound.
 EPS_MAX_DENOMINATOR = 10**6
+
+
+def import_pandas() -> Any:
+    """The ``pandas`` module, imported on first use (about 30 MB and 0.1 s; the method registry imports
+    this module whenever any formulation is solved, and only the positional formulations' tables need it)."""
+    import pandas as pd
+
+    return pd
+
+
+def is_frame(obj: Any) -> bool:
+    """``isinstance(obj, pandas.DataFrame)`` without importing pandas (no DataFrame exists before it is)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, pd.DataFrame)
 
 
 def rankdata(a: Any, method: str = "average", *, axis: int | None = None) -> np.ndarray:
@@ -66,7 +80,7 @@ class Profile:
 def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[str] | None]:
     """Float values (NaN where missing), alternative and metric labels, lower-is-better names from attrs."""
     lower_attr = None
-    if isinstance(table, pd.DataFrame):
+    if is_frame(table):
         df = table
         if "lower_is_better" in df.attrs:
             lower_attr = [str(c) for c in df.attrs["lower_is_better"]]
@@ -82,12 +96,13 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
         if arr.ndim != 2:
             raise InvalidInputError(
                 f"table: expected a 2-D array of shape (m alternatives, n metrics), got shape {arr.shape}")
-        df = pd.DataFrame(arr)
+        df = import_pandas().DataFrame(arr)
     if df.ndim != 2 or df.shape[0] < 1 or df.shape[1] < 1:
         raise InvalidInputError(
             f"table: expected at least one alternative (row) and one metric (column), got shape {df.shape}")
     alts = [str(a) for a in df.index]
     mets = [str(c) for c in df.columns]
+    pd = import_pandas()
     if len(set(mets)) != len(mets):
         dup = pd.Index(mets)[pd.Index(mets).duplicated()][0]
         raise InvalidInputError(f"table: expected distinct metric (column) names, got {dup!r} more than once")
@@ -288,7 +303,7 @@ def _rankings_iv(rankings: Any, missing: str) -> tuple[np.ndarray, int]:
     """
     check_choice(missing, "missing", MISSING)
     try:
-        vals = rankings.to_numpy() if isinstance(rankings, pd.DataFrame) else np.asarray(rankings)
+        vals = rankings.to_numpy() if is_frame(rankings) else np.asarray(rankings)
     except (TypeError, ValueError):
         raise InvalidInputError(f"rankings: expected a 2-D array of positions, got {type(rankings).__name__}") from None
     if vals.ndim != 2 or vals.shape[0] < 1 or vals.shape[1] < 1:
@@ -335,6 +350,6 @@ def _rankings_iv(rankings: Any, missing: str) -> tuple[np.ndarray, int]:
 
 def _rankings_as_scores(rankings: Any, missing: str = "error") -> Any:
     v, _ = _rankings_iv(rankings, missing)
-    if isinstance(rankings, pd.DataFrame):
-        return pd.DataFrame(-v, index=rankings.index, columns=rankings.columns)
+    if is_frame(rankings):
+        return import_pandas().DataFrame(-v, index=rankings.index, columns=rankings.columns)
     return -v

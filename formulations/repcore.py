@@ -39,6 +39,8 @@ import numpy as np
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_rng
 
+from .rankings import rankdata
+
 __all__ = ["AlignmentHistory", "RepCoreAligner", "align_hidden_states", "check_hidden_states", "roc_auc"]
 
 _DTYPE = np.float32
@@ -127,9 +129,7 @@ def roc_auc(scores: Any, labels: Any) -> float:
     n0 = y.size - n1
     if n1 == 0 or n0 == 0:
         return math.nan
-    from scipy.stats import rankdata  # on first use: scipy.stats is slow to import
-
-    r = rankdata(s)
+    r = rankdata(s)  # average ranks of ties
     return float((r[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from benchsel.solvers.errors import InvalidInputError
 from benchsel.solvers.model import LinearModel, ModelBuilder
@@ -16,7 +18,7 @@ from benchsel.solvers.validation import check_choice, check_int
 
 from ._positional import _cut_structure, _dominated, _harmonic, _PositionalBase, _resolve_groups, _unique_rows
 from .base import Check
-from .rankings import _rankings_as_scores, count_table, rank_table
+from .rankings import _rankings_as_scores, count_table, import_pandas, rank_table
 
 __all__ = ["PositionalRepresentation"]
 
@@ -241,6 +243,7 @@ class PositionalRepresentation(_PositionalBase):
             (``required = floor(C_N / g)``; ``C_N`` counts within the group).
         """
         K = self.as_selection(selection)
+        pd = import_pandas()
         rows = []
         for t, a, r, cn, ck, req in self._violation_arrays(K):
             rows.append(pd.DataFrame({"group": t, "alternative": [self._alts[i] for i in a], "r": r + 1,

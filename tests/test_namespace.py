@@ -53,6 +53,19 @@ def test_the_method_registry_does_not_import_scipy_stats():
     assert out.stdout.strip() == "[3.0, 1.0, 2.0] True"
 
 
+def test_the_method_registry_does_not_import_pandas():
+    # pandas (about 30 MB of resident memory) is imported where a positional formulation reads or returns a table
+    code = ("import sys; from benchsel.solvers.registry import list_methods; list_methods(); "
+            "from benchsel.formulations.repcore import roc_auc; print(roc_auc([0.1, 0.9, 0.4], [0, 1, 1])); "
+            "assert 'pandas' not in sys.modules; "
+            "from benchsel import PositionalRepresentation; import numpy as np; "
+            "S = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 3.0], [3.0, 1.0, 2.0]]); "
+            "f = PositionalRepresentation.from_scores(S, g=2); "
+            "t = f.count_table([0, 1]); print(type(t).__name__, t.shape, 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["1.0", "DataFrame", "(3,", "3)", "True"]
+
+
 def test_wheel_holds_only_the_benchsel_package(tmp_path):
     import shutil
     import zipfile
