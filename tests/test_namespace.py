@@ -85,3 +85,21 @@ def test_wheel_holds_only_the_benchsel_package(tmp_path):
     assert "benchsel/py.typed" in names
     assert {f"benchsel/{s}/__init__.py" for s in SUBPACKAGES} <= set(names)
     assert not any(n.startswith(("benchsel/tests/", "benchsel/docs/")) for n in names)
+
+
+def test_import_cost_script_reports_every_stage_and_its_heavy_imports(capsys):
+    import importlib.util
+
+    from benchsel.benchmarks import import_cost
+
+    assert import_cost.main(["--repeats", "1"]) == 0
+    lines = {ln[:44].strip(): ln[44:].split() for ln in capsys.readouterr().out.splitlines()[1:]}
+    assert set(lines) == set(import_cost.STAGES)
+    for stage in ("import benchsel", "method registry loaded", "k-medoids solve (N = 300, k = 8, highs)"):
+        peak, secs, *heavy = lines[stage]
+        assert float(peak) > 0 and float(secs) >= 0 and heavy == ["-"], (stage, heavy)
+    assert "pandas" in " ".join(lines["base + import pandas"][2:])
+    if importlib.util.find_spec("sklearn") is not None:  # the kmedoids package's __init__ imports it
+        assert "sklearn" in " ".join(lines["base + import kmedoids (the package)"][2:])
+    with pytest.raises(SystemExit):
+        import_cost.main(["--repeats", "0"])
