@@ -1412,12 +1412,6 @@ class BendersCuts:
         # the branch-and-cut starts further search threads only inside it
         self.memory_budget = 3 * 8 * f.n_items ** 2 + 400 * 2 ** 20
 
-    def shared_bytes(self) -> int:
-        """Bytes of the sorted candidate lists filled so far: memory every search thread shares (a further
-        thread copies the LP and a cut pool, not these)."""
-        order = self.sorted.order
-        return int(self.sorted.done) * int(order.shape[1]) * int(order.itemsize)
-
     # ------------------------------------------------------------ separation
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
         """Deepest cut of every item it violates at ``x`` (shape (n_cols,)), or None."""

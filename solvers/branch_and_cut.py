@@ -351,7 +351,6 @@ class BranchAndCut:
         self._ipm_next = False
         self.initial_bound: float | None = None
         self._rss_start = _rss_bytes()  # before the LP holds any lazy row (see _helper_bytes)
-        self._shared_start = self._shared_bytes()
 
     # ------------------------------------------------------------------ time
     def _left(self) -> float:
@@ -527,18 +526,14 @@ class BranchAndCut:
         cut bookkeeping and pool), and at least a static estimate, HiGHS' copy of the LP at 50 bytes per
         non-zero, a full cut pool (12 bytes per non-zero) and 16 MB. The static estimate alone was too low
         on large LPs: it let a second thread start on glue_qnli k = 25, and the run passed the budget
-        (docs: k-medoids, Memory). Memory the lazy rows filled since the search began and that every thread
-        shares (``lazy.shared_bytes()``: the k-medoids sorted candidate lists) is not counted."""
+        (docs: k-medoids, Memory). The growth also counts what every thread shares (the sorted candidate lists
+        filled during the search): leaving that out let a second thread start on glue_qnli k = 25 that took
+        the run past the budget, since the first thread's own memory grows further after the check."""
         nnz = max(self.lp_nnz, int(self.stats["lp_nnz_peak"])) + (int(self.model.A.nnz) if self.n_static else 0)
         static = 50.0 * nnz + 12.0 * self.opt.pool_nnz + 16 * 2**20
         now = _rss_bytes()
         grown = 0.0 if now is None or self._rss_start is None else float(now - self._rss_start)
-        grown -= max(0, self._shared_bytes() - self._shared_start)
         return max(static, grown)
-
-    def _shared_bytes(self) -> int:
-        fn = getattr(self.lazy, "shared_bytes", None)
-        return int(fn()) if callable(fn) else 0
 
     def _helper(self) -> BranchAndCut:
         """A search thread's own LP side: a HiGHS copy of the LP as it stands (rows, columns, basis, options),

@@ -123,10 +123,7 @@ class LazyRows(Protocol):
     #   columns without branching history;
     # * ``stats``: a dict of counters copied into the result's extras;
     # * ``memory_budget``: bytes the whole solve should stay within; further
-    #   search threads start only while each one's LP copy fits in it;
-    # * ``shared_bytes() -> int``: memory the lazy rows hold for every search
-    #   thread at once (not copied per thread), so that what they fill during
-    #   the search is not counted in a further thread's expected memory.
+    #   search threads start only while each one's LP copy fits in it.
     # With several search threads, ``separate``, ``round`` and ``improve`` are
     # called from several threads at once: they must not share scratch state.
 

@@ -553,30 +553,3 @@ def test_root_that_separates_to_the_end_is_the_lp_relaxation():
     relax = lp.fun + m.c0
     assert abs(res.extra["root_bound"] - relax) <= 1e-6 * max(1.0, abs(relax))
     assert res.extra["root_bound"] <= res.objective + 1e-9
-
-
-def test_a_further_threads_expected_memory_leaves_out_the_shared_sorted_lists(monkeypatch):
-    """The sorted candidate lists filled during the search are shared by every thread: the expected memory of
-    a further thread is the resident growth since the search began minus what they took."""
-    import highspy
-
-    import benchsel.solvers.branch_and_cut as bc
-    from benchsel.solvers.highs_backend import _pass_model
-
-    X = np.random.default_rng(3).integers(0, 2, size=(90, 16)).astype(float)
-    m = KMedoids.from_features(X, k=6, metric="correlation").linear_model(model="benders", allow_lazy=True)
-    lazy = m.lazy
-    assert lazy.shared_bytes() == lazy.sorted.done * 90 * lazy.sorted.order.itemsize
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    _pass_model(h, highspy, m)
-    rss = {"now": 10**9}
-    monkeypatch.setattr(bc, "_rss_bytes", lambda: rss["now"])
-    bnc = bc.BranchAndCut(h, highspy, m, key=lambda s: None, options=bc.BnCOptions(pool_nnz=1000))
-    static = bnc._helper_bytes()  # nothing grown yet: the static estimate (LP non-zeros, pool, 16 MB)
-    assert lazy.sorted.done == 0 and 16 * 2**20 < static < 20 * 2**20
-    lazy.sorted.extend()  # what separation does during the search: every list filled, shared
-    shared = lazy.shared_bytes()
-    assert shared == 90 * 90 * lazy.sorted.order.itemsize
-    rss["now"] += shared + 200 * 2**20  # the search grew by the lists and 200 MB of LP side
-    assert bnc._helper_bytes() == 200 * 2**20
