@@ -18,6 +18,7 @@ import json
 import statistics
 import subprocess
 import sys
+from typing import TypedDict
 
 HEAVY = ("pandas", "sklearn", "scipy.stats", "kmedoids")
 
@@ -34,6 +35,12 @@ STAGES: dict[str, str] = {
     "base + import pandas": "import numpy, scipy.sparse, highspy; import pandas",
 }
 
+class Probe(TypedDict):
+    peak_mb: float
+    seconds: float
+    heavy: list[str]
+
+
 _PROBE = """
 import json, resource, sys, time
 t0 = time.perf_counter()
@@ -44,11 +51,12 @@ print(json.dumps({{"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 """
 
 
-def measure(code: str) -> dict[str, object]:
+def measure(code: str) -> Probe:
     """Run ``code`` in a fresh interpreter; its peak RSS (MB), seconds and the heavy modules it imported."""
     out = subprocess.run([sys.executable, "-c", _PROBE.format(code=code, heavy=HEAVY)], check=True,
                          capture_output=True, text=True, timeout=600)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    row: Probe = json.loads(out.stdout.strip().splitlines()[-1])
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'stage':44} {'peak MB':>8} {'seconds':>8}  heavy modules imported")
     for name, code in STAGES.items():
         runs = [measure(code) for _ in range(args.repeats)]
-        peak = statistics.median(float(r["peak_mb"]) for r in runs)  # type: ignore[arg-type]
-        secs = statistics.median(float(r["seconds"]) for r in runs)  # type: ignore[arg-type]
-        heavy = sorted({m for r in runs for m in r["heavy"]})  # type: ignore[attr-defined]
+        peak = statistics.median(r["peak_mb"] for r in runs)
+        secs = statistics.median(r["seconds"] for r in runs)
+        heavy = sorted({m for r in runs for m in r["heavy"]})
         print(f"{name:44} {peak:8.0f} {secs:8.2f}  {', '.join(heavy) or '-'}", flush=True)
     return 0
 

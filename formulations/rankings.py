@@ -79,8 +79,9 @@ class Profile:
 
 def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[str] | None]:
     """Float values (NaN where missing), alternative and metric labels, lower-is-better names from attrs."""
+    pd = import_pandas()  # every table becomes a DataFrame here
     lower_attr = None
-    if is_frame(table):
+    if isinstance(table, pd.DataFrame):
         df = table
         if "lower_is_better" in df.attrs:
             lower_attr = [str(c) for c in df.attrs["lower_is_better"]]
@@ -96,13 +97,12 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
         if arr.ndim != 2:
             raise InvalidInputError(
                 f"table: expected a 2-D array of shape (m alternatives, n metrics), got shape {arr.shape}")
-        df = import_pandas().DataFrame(arr)
+        df = pd.DataFrame(arr)
     if df.ndim != 2 or df.shape[0] < 1 or df.shape[1] < 1:
         raise InvalidInputError(
             f"table: expected at least one alternative (row) and one metric (column), got shape {df.shape}")
     alts = [str(a) for a in df.index]
     mets = [str(c) for c in df.columns]
-    pd = import_pandas()
     if len(set(mets)) != len(mets):
         dup = pd.Index(mets)[pd.Index(mets).duplicated()][0]
         raise InvalidInputError(f"table: expected distinct metric (column) names, got {dup!r} more than once")

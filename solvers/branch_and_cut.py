@@ -528,7 +528,7 @@ class BranchAndCut:
         on large LPs: it let a second thread start on glue_qnli k = 25, and the run passed the budget
         (docs: k-medoids, Memory). The growth also counts what every thread shares (the sorted candidate lists
         filled during the search): leaving that out let a second thread start on glue_qnli k = 25 that took
-        the run past the budget, since the first thread's own memory grows further after the check."""
+        the run past the budget, since the memory grows further after the check."""
         nnz = max(self.lp_nnz, int(self.stats["lp_nnz_peak"])) + (int(self.model.A.nnz) if self.n_static else 0)
         static = 50.0 * nnz + 12.0 * self.opt.pool_nnz + 16 * 2**20
         now = _rss_bytes()
@@ -714,16 +714,18 @@ class BranchAndCut:
         rounds = 0
         limit = self.opt.root_rounds if root else self.opt.node_rounds
 
-        def done(end: str) -> _NodeLP:  # the node's LP as it stands (duals read only here)
+        def ended(why: str) -> None:  # why the root's cut loop stopped (extra["root_end"])
             if root:
-                self.stats["root_rounds"], self.stats["root_end"] = rounds, end
+                self.stats["root_rounds"], self.stats["root_end"] = rounds, why
+
+        def done(why: str) -> _NodeLP:  # the node's LP as it stands (duals read only here)
+            ended(why)
             return _NodeLP("optimal", x, obj, self._full(sol.col_dual))
 
         while True:
             st = self._solve_lp()
             if st != "optimal":
-                if root:
-                    self.stats["root_rounds"], self.stats["root_end"] = rounds, st
+                ended(st)
                 return _NodeLP(st, obj=partial if st == "time" else None)
             sol = h.getSolution()
             x = self._full(sol.col_value)
