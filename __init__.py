@@ -27,20 +27,20 @@ _LAZY: dict[str, str] = {
     "list_methods": "benchsel.solvers.registry",
     "get_method": "benchsel.solvers.registry",
     "register_method": "benchsel.solvers.registry",
-    "Result": "benchsel.solvers.result",
-    "MethodOutput": "benchsel.solvers.result",
-    "Termination": "benchsel.solvers.result",
-    "LinearModel": "benchsel.solvers.model",
-    "ModelBuilder": "benchsel.solvers.model",
-    "write_mps": "benchsel.solvers.mps",
+    "Result": "benchsel.formulations.core.result",
+    "MethodOutput": "benchsel.formulations.core.result",
+    "Termination": "benchsel.formulations.core.result",
+    "LinearModel": "benchsel.formulations.core.model",
+    "ModelBuilder": "benchsel.formulations.core.model",
+    "write_mps": "benchsel.formulations.core.mps",
     # errors
-    "BenchselError": "benchsel.solvers.errors",
-    "InvalidInputError": "benchsel.solvers.errors",
-    "UnknownMethodError": "benchsel.solvers.errors",
-    "MethodNotApplicableError": "benchsel.solvers.errors",
-    "SolverNotInstalledError": "benchsel.solvers.errors",
-    "NotLinearError": "benchsel.solvers.errors",
-    "NumericalError": "benchsel.solvers.errors",
+    "BenchselError": "benchsel.formulations.core.errors",
+    "InvalidInputError": "benchsel.formulations.core.errors",
+    "UnknownMethodError": "benchsel.formulations.core.errors",
+    "MethodNotApplicableError": "benchsel.formulations.core.errors",
+    "SolverNotInstalledError": "benchsel.formulations.core.errors",
+    "NotLinearError": "benchsel.formulations.core.errors",
+    "NumericalError": "benchsel.formulations.core.errors",
     # formulations
     "Formulation": "benchsel.formulations.base",
     "KMedoids": "benchsel.formulations.kmedoids",
@@ -54,11 +54,11 @@ _LAZY: dict[str, str] = {
     "EvaluationResult": "benchsel.heuristics.bayes_eval",
     "MultiTargetResult": "benchsel.heuristics.bayes_multi",
     # estimators and the one-call path
-    "compress": "benchsel.solvers.pipeline",
-    "Compressed": "benchsel.solvers.pipeline",
-    "select_items": "benchsel.solvers.pipeline",
-    "register_selection": "benchsel.solvers.pipeline",
-    "selection_names": "benchsel.solvers.pipeline",
+    "compress": "benchsel.solvers.compression",
+    "Compressed": "benchsel.solvers.compression",
+    "select_items": "benchsel.solvers.compression",
+    "register_selection": "benchsel.solvers.compression",
+    "selection_names": "benchsel.solvers.compression",
     "get_estimator": "benchsel.formulations.estimators",
     "estimator_names": "benchsel.formulations.estimators",
     "list_estimators": "benchsel.formulations.estimators",
@@ -83,6 +83,18 @@ __all__ = ["__version__", *_LAZY]
 if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.base import Formulation
     from benchsel.formulations.bayes import BatchInformationGain
+    from benchsel.formulations.core.errors import (
+        BenchselError,
+        InvalidInputError,
+        MethodNotApplicableError,
+        NotLinearError,
+        NumericalError,
+        SolverNotInstalledError,
+        UnknownMethodError,
+    )
+    from benchsel.formulations.core.model import LinearModel, ModelBuilder
+    from benchsel.formulations.core.mps import write_mps
+    from benchsel.formulations.core.result import MethodOutput, Result, Termination
     from benchsel.formulations.estimators import (
         Estimator,
         estimator_names,
@@ -103,20 +115,8 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.instances.responses import load_responses
     from benchsel.instances.scores import load_score_table
     from benchsel.solvers.api import solve
-    from benchsel.solvers.errors import (
-        BenchselError,
-        InvalidInputError,
-        MethodNotApplicableError,
-        NotLinearError,
-        NumericalError,
-        SolverNotInstalledError,
-        UnknownMethodError,
-    )
-    from benchsel.solvers.model import LinearModel, ModelBuilder
-    from benchsel.solvers.mps import write_mps
-    from benchsel.solvers.pipeline import Compressed, compress, register_selection, select_items, selection_names
+    from benchsel.solvers.compression import Compressed, compress, register_selection, select_items, selection_names
     from benchsel.solvers.registry import available_methods, get_method, list_methods, register_method
-    from benchsel.solvers.result import MethodOutput, Result, Termination
 
 
 def __getattr__(name: str) -> Any:

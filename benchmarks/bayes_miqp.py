@@ -49,10 +49,10 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.bayes import BatchInformationGain
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.heuristics.bayes import count_vectors
 from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
-from benchsel.solvers.errors import InvalidInputError
 
 from ._data import default_data_dir
 from ._rows import add_summary_options, append_rows, print_summary

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchsel.solvers.errors import BenchselError, InvalidInputError
+from benchsel.formulations.core.errors import BenchselError, InvalidInputError
 
 __all__ = ["build_parser", "main"]
 
@@ -250,7 +250,7 @@ def cmd_export_mps(args: argparse.Namespace) -> int:
 
 
 def _solve_mps(args: argparse.Namespace, inst: Any) -> dict[str, Any]:
-    from benchsel.solvers.mps import solve_mps
+    from benchsel.solvers.backends.mps import solve_mps
 
     from .harness import parse_method
 

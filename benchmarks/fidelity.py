@@ -2,7 +2,7 @@
 
 For each dataset (models x items, binary), protocol and split the models are
 divided into *sources* (scores on every item known) and *targets*; every
-registered selection (:func:`benchsel.solvers.pipeline.selection_names`)
+registered selection (:func:`benchsel.solvers.compression.selection_names`)
 chooses ``k`` items from the sources' scores, every estimator is fitted on
 the sources and predicts the targets' full-benchmark accuracy from their
 scores on the ``k`` items. Protocols (the benchmark-prediction paper's):
@@ -54,7 +54,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from benchsel.solvers.errors import BenchselError, InvalidInputError  # noqa: E402
+from benchsel.formulations.core.errors import BenchselError, InvalidInputError  # noqa: E402
 
 __all__ = [
     "DATASETS",
@@ -220,7 +220,7 @@ def _select(Ys: np.ndarray, k: int, name: str, split: int, time_limit: float) ->
     ``k`` within the process (extrapolation splits share their sources); its
     stored seconds are those of the solve that proved it.
     """
-    from benchsel.solvers.pipeline import get_selection, select_items
+    from benchsel.solvers.compression import get_selection, select_items
     from benchsel.solvers.registry import get_method
 
     exact = get_method(get_selection(name).method).kind == "exact"
@@ -275,7 +275,7 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
         progress: bool = True) -> list[dict[str, Any]]:
     """Run the missing rows of the grid (resumable); returns every stored row of the grid."""
     from benchsel.formulations.estimators import get_estimator
-    from benchsel.solvers.pipeline import get_selection, selection_names
+    from benchsel.solvers.compression import get_selection, selection_names
 
     sels = list(selections) if selections else selection_names()
     for s in sels:

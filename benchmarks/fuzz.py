@@ -2,7 +2,7 @@
 
 Every case either builds a formulation whose feasible selections evaluate to
 finite objectives (checked on its warm start and through ``solve(f,
-"random")``), or raises :class:`~benchsel.solvers.errors.InvalidInputError`
+"random")``), or raises :class:`~benchsel.formulations.core.errors.InvalidInputError`
 whose message starts with the name of one of the called function's
 arguments (``"k: expected ..."``, ``"path: ..."``). Anything else (another
 exception, a non-finite feasible objective, a case slower than
@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 __all__ = ["CATALOGUE", "HANG_SECONDS", "Case", "case_strategy", "classify", "main"]
 

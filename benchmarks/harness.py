@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 from .gaps import GAP_TOL, reference_gaps
 from .isolation import (
@@ -158,7 +158,7 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
     """
     from tqdm import tqdm
 
-    from benchsel.solvers.validation import check_int
+    from benchsel.formulations.core.validation import check_int
 
     jobs = check_int(jobs, "jobs", low=1)
     if grace is not None and (not isinstance(grace, (int, float)) or grace < 0):

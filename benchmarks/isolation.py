@@ -193,10 +193,10 @@ _FORK_LOCK = threading.Lock()
 
 
 def _preload_modules() -> list[str]:
-    from benchsel.solvers.registry import _BUILTIN_MODULES
+    from benchsel.solvers.registry import builtin_method_modules
 
     return ["benchsel.benchmarks.isolation", "benchsel.benchmarks.suites", "benchsel.instances.files",
-            "benchsel.solvers.api", "scipy.stats", *_BUILTIN_MODULES]
+            "benchsel.solvers.api", "scipy.stats", *builtin_method_modules()]
 
 
 def fork_context(threads: int = 1) -> Any:

@@ -49,10 +49,10 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
 from benchsel.instances.scores import load_score_table, mallows_profile
 from benchsel.solvers import solve
-from benchsel.solvers.errors import InvalidInputError
 
 from ._data import default_data_dir
 from .tasks import parse_method

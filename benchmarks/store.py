@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 from .gaps import reference_gaps
 from .tasks import row_key

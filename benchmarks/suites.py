@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 __all__ = [
     "SUITES",
@@ -102,7 +102,7 @@ def default_methods(f: Any) -> tuple[str, ...]:
     from benchsel.solvers.registry import available_methods
 
     exact = available_methods(f, "exact")
-    own = getattr(f, "default_exact_method", None)
+    own = f.default_exact_method
     if own in exact:
         exact = [own]
     elif PREFERRED_EXACT in exact:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchsel.solvers.errors import BenchselError, InvalidInputError
+from benchsel.formulations.core.errors import BenchselError, InvalidInputError
 
 __all__ = ["MethodSpec", "Task", "import_plugin", "parse_method", "plan", "row_key", "run_key"]
 
@@ -146,9 +146,9 @@ def plan(suite: str, specs: Sequence[Any], *, methods: Sequence[str] | None = No
     notes : list of str
         Skipped (instance, method) pairs with the reason.
     """
+    from benchsel.formulations.core.validation import check_float, check_int
     from benchsel.instances.files import class_path, fingerprint
     from benchsel.solvers.registry import get_method
-    from benchsel.solvers.validation import check_float, check_int
 
     from .suites import default_methods
 

@@ -5,9 +5,11 @@ Classes are imported lazily, so ``import formulations`` stays light.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import Any
 
 from .base import Check, Formulation
+from .core.registry import formulation_classes as registered_formulations
 
 _LAZY = {
     "KMedoids": "benchsel.formulations.kmedoids",
@@ -33,13 +35,16 @@ __all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]
 
 
 def formulation_classes() -> list[type]:
-    """Every built-in :class:`Formulation` subclass, in declaration order."""
-    out = []
-    for name, mod in _LAZY.items():
-        obj = getattr(importlib.import_module(mod), name)
-        if isinstance(obj, type) and issubclass(obj, Formulation):
-            out.append(obj)
-    return out
+    """Every built-in :class:`Formulation` subclass, in declaration order.
+
+    Found by declaration: every module of this package is imported and each
+    concrete subclass of :class:`Formulation` it defines has recorded itself
+    (``Formulation.__init_subclass__``); a new formulation module needs no list.
+    """
+    for m in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+        if not m.name.rsplit(".", 1)[-1].startswith("_"):
+            importlib.import_module(m.name)
+    return [c for c in registered_formulations() if c.__module__.startswith(f"{__name__}.")]
 
 
 def __getattr__(name: str) -> Any:

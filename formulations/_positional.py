@@ -14,8 +14,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_allocation, check_choice, check_float, check_int
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import check_allocation, check_choice, check_float, check_int
 
 from .base import Formulation
 from .rankings import EPS_MAX_DENOMINATOR, MISSING, TIES, Profile, count_table, import_pandas, rankdata, scoring_vector

@@ -4,8 +4,8 @@ A formulation holds validated data and can
 
 * ``evaluate(selection)`` — the objective in floating point;
 * ``check(selection)`` — feasibility with readable reasons;
-* ``linear_model(**options)`` — state itself as a :class:`~benchsel.solvers.model.LinearModel`
-  (or raise :class:`~benchsel.solvers.errors.NotLinearError` with the reason); a
+* ``linear_model(**options)`` — state itself as a :class:`~benchsel.formulations.core.model.LinearModel`
+  (or raise :class:`~benchsel.formulations.core.errors.NotLinearError` with the reason); a
   formulation with ``quadratic_statement = True`` states a model whose objective has a
   quadratic part (``LinearModel.Q``), which only quadratic-capable backends accept;
 * ``random_selection(rng)`` — a random feasible-shaped selection;
@@ -23,9 +23,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError, NotLinearError
-from benchsel.solvers.model import LinearModel
-from benchsel.solvers.validation import check_choice, check_selection
+from .core.errors import InvalidInputError, NotLinearError
+from .core.model import LinearModel
+from .core.mps import write_mps
+from .core.pyomo_model import to_pyomo
+from .core.registry import register_formulation
+from .core.validation import check_choice, check_selection
 
 __all__ = ["Check", "Formulation"]
 
@@ -70,6 +73,24 @@ class Formulation(abc.ABC):
     #: ``linear_model`` states the problem with a quadratic objective (``LinearModel.Q``):
     #: a mixed-integer quadratic program, read by backends that take one ("scip", "pyomo").
     quadratic_statement: ClassVar[bool] = False
+
+    # Hooks the exact backends and the harness read (each with its default here).
+    #: A registered heuristic run as the exact backends' warm start (``warm_start="auto"``); None: use
+    #: :meth:`initial_selection` only.
+    warm_start_method: ClassVar[str | None] = None
+    #: ``(share, cap)``: the warm start gets ``share`` of the time limit, at most ``cap`` seconds (None: no cap).
+    warm_start_budget: ClassVar[tuple[float, float | None]] = (0.2, 10.0)
+    #: :meth:`linear_model` takes ``time_limit`` and ``nnz_per_second`` and, with ``model="auto"``, refuses a
+    #: statement that would not fit the time left (raising an :class:`InvalidInputError` with
+    #: ``requested == "auto"``); the backends then return the warm start with :meth:`quick_bound`.
+    sizes_models: ClassVar[bool] = False
+    #: The exact method the harness runs for this formulation's reference optimum.
+    default_exact_method: ClassVar[str] = "highs"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            register_formulation(cls)
 
     # ------------------------------------------------------------------ data
     @property
@@ -122,6 +143,14 @@ class Formulation(abc.ABC):
         """Facts added to ``Result.extra`` for a selection (e.g. calibrated parameters)."""
         return {}
 
+    def quick_bound(self, time_limit: float | None = None, *, incumbent: Any = None) -> float | None:
+        """A cheap valid bound on the optimum (None: none known), used when no model fits the time left."""
+        return None
+
+    def canonical_selection(self, selection: Any) -> np.ndarray:
+        """The form of ``selection`` the linear model expects among interchangeable items (default: as given)."""
+        return self.as_selection(selection)
+
     def better(self, a: float, b: float) -> bool:
         """Is objective ``a`` strictly better than ``b`` in this formulation's sense?"""
         return a < b if self.sense == "min" else a > b
@@ -169,15 +198,11 @@ class Formulation(abc.ABC):
         -------
         (mps_path, json_path)
         """
-        from benchsel.solvers.mps import write_mps
-
         model = self.linear_model(**self.check_model_options(options))
         return write_mps(model, path, formulation=self)
 
     def to_pyomo(self, **options: Any) -> Any:
         """A Pyomo ``ConcreteModel`` of the linear statement (add side constraints, then solve)."""
-        from benchsel.solvers.pyomo_backend import to_pyomo
-
         return to_pyomo(self.linear_model(**self.check_model_options(options)))
 
     # ----------------------------------------------------------------- misc

@@ -35,9 +35,9 @@ from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.linalg.lapack import dpotri
 from scipy.optimize import minimize
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.model import LinearModel, ModelBuilder, RowBlock
-from benchsel.solvers.validation import (
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.model import LinearModel, ModelBuilder, RowBlock
+from benchsel.formulations.core.validation import (
     MAX_MAGNITUDE,
     as_array,
     as_index_array,

@@ -43,9 +43,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.options import Option, check_options
-from benchsel.solvers.validation import _describe, check_selection
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.options import Option, check_options
+from benchsel.formulations.core.validation import _describe, check_selection
 
 __all__ = [
     "BayesAIPW",
@@ -129,7 +129,7 @@ def check_scores(Y: Any, name: str, *, ndim: tuple[int, ...], axes: tuple[str, .
 def check_item_indices(selection: Any, n_items: int, name: str = "selection") -> np.ndarray:
     """Distinct int64 item indices in ``[0, n_items)``, order kept; shape (k,).
 
-    The checks are :func:`benchsel.solvers.validation.check_selection`'s (which
+    The checks are :func:`benchsel.formulations.core.validation.check_selection`'s (which
     sorts); the order given is kept because it is the order of the target
     columns.
     """
@@ -147,7 +147,7 @@ class Estimator:
     """Base class: ``fit(Y_source, selection) -> self``, ``predict(Y_target_on_selection) -> ndarray``.
 
     Subclasses set :attr:`name`, :attr:`options` (declared with
-    :class:`~benchsel.solvers.options.Option`) and implement ``_fit`` and
+    :class:`~benchsel.formulations.core.options.Option`) and implement ``_fit`` and
     ``_predict``. Parameters are checked on construction; every declared
     option is an attribute of ``self.params``.
 
@@ -474,7 +474,7 @@ class ClusterWeighted(Estimator):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        from benchsel.solvers.validation import as_array
+        from benchsel.formulations.core.validation import as_array
 
         D = self.params["D"]
         if D is not None:

@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.model import LinearModel, ModelBuilder
-from benchsel.solvers.validation import (
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.validation import (
     MAX_MAGNITUDE,
     as_array,
     check_allocation,
@@ -311,7 +311,7 @@ class RankingRiskReconstruction(Formulation):
       the term's column (0 for continuous data).
     * ``risk_slack`` (float >= 0, default 0): added to the risk row's bound
       (kept for compatibility: CP-SAT's copy no longer needs it, see
-      :mod:`benchsel.solvers.cpsat_backend`); every answer is still checked
+      :mod:`benchsel.solvers.backends.cpsat`); every answer is still checked
       against ``eps + 1e-9`` by :meth:`check`.
     """
 

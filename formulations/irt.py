@@ -32,9 +32,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.options import Option
-from benchsel.solvers.validation import check_float, check_int, check_rng
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.validation import check_float, check_int, check_rng
 
 from .estimators import (
     Estimator,

@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.model import LinearModel, ModelBuilder, RowBlock
-from benchsel.solvers.validation import (
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.model import LinearModel, ModelBuilder, RowBlock
+from benchsel.formulations.core.validation import (
     MAX_MAGNITUDE,
     as_array,
     as_index_array,

@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.model import LinearModel, ModelBuilder
-from benchsel.solvers.validation import check_choice, check_int
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.validation import check_choice, check_int
 
 from ._positional import _cut_structure, _eps_fraction, _PositionalBase, _unique_rows
 from .base import Check

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_choice
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import check_choice
 
 __all__ = ["MISSING", "TIES", "Profile", "count_table", "rank_table", "scoring_vector"]
 

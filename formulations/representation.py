@@ -12,9 +12,9 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.model import LinearModel, ModelBuilder
-from benchsel.solvers.validation import check_choice, check_int
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.validation import check_choice, check_int
 
 from ._positional import _cut_structure, _dominated, _harmonic, _PositionalBase, _resolve_groups, _unique_rows
 from .base import Check

@@ -1,40 +1,14 @@
-"""Helpers shared by heuristics: time budget, progress, output."""
+"""Helpers shared by heuristics: their output (the clock and progress lines are in formulations.core.clock)."""
 from __future__ import annotations
 
-import sys
-import time
 from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.result import MethodOutput, Termination
+from benchsel.formulations.core.clock import Clock, progress
+from benchsel.formulations.core.result import MethodOutput, Termination
 
-__all__ = ["Clock", "output", "progress"]
-
-
-class Clock:
-    """Wall-clock budget of a heuristic (``time_limit=None``: no limit)."""
-
-    def __init__(self, time_limit: float | None) -> None:
-        self.t0 = time.perf_counter()
-        self.limit = time_limit
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
-
-    def expired(self) -> bool:
-        return self.limit is not None and self.elapsed >= self.limit
-
-    @property
-    def left(self) -> float | None:
-        return None if self.limit is None else max(self.limit - self.elapsed, 0.0)
-
-
-def progress(verbose: bool, msg: str) -> None:
-    """One progress line on stderr when ``verbose``."""
-    if verbose:
-        print(f"[benchsel] {msg}", file=sys.stderr, flush=True)
+__all__ = ["Clock", "output", "progress"]  # Clock and progress re-exported for the heuristics
 
 
 def output(selection: np.ndarray | None, clock: Clock, *, stopped: str | Termination = Termination.CONVERGED,

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.bayes import Z975, BatchData, BayesModel, SequentialPosterior, bucketize
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_rng
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import as_array, check_choice, check_float, check_int, check_rng
 
 from ._common import progress
 from .bayes import exhaustive_search, greedy_search, smc_search

@@ -58,8 +58,8 @@ from benchsel.formulations.bayes import (
     posterior_var_R,
     unified_estimate,
 )
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import as_array, check_choice, check_float, check_int, check_rng
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import as_array, check_choice, check_float, check_int, check_rng
 
 from ._common import progress
 from .bayes_eval import EvaluationResult, _BucketQueues, _common, _done, _target

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsel.solvers.options import Option
-from benchsel.solvers.registry import register_method
-from benchsel.solvers.result import Termination
-from benchsel.solvers.validation import check_rng
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.result import Termination
+from benchsel.formulations.core.validation import check_rng
 
 from ._common import Clock, output
 

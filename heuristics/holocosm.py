@@ -34,13 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.result import Termination
+from benchsel.formulations.core.validation import as_array, check_int, check_rng
 from benchsel.formulations.holocosm import FEAS_TOL, RankingRiskReconstruction, weighted_estimate
 from benchsel.formulations.kmedoids import KMedoids
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.options import Option
-from benchsel.solvers.registry import register_method
-from benchsel.solvers.result import Termination
-from benchsel.solvers.validation import as_array, check_int, check_rng
 
 from ._common import Clock, output, progress
 

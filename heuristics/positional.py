@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.result import Termination
+from benchsel.formulations.core.validation import check_rng
 from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.options import Option
-from benchsel.solvers.registry import register_method
-from benchsel.solvers.result import Termination
-from benchsel.solvers.validation import check_rng
 
 from ._common import Clock, output, progress
 

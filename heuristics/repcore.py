@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.result import Termination
+from benchsel.formulations.core.validation import check_rng
 from benchsel.formulations.kmedoids import KMedoids
-from benchsel.solvers.options import Option
-from benchsel.solvers.registry import register_method
-from benchsel.solvers.result import Termination
-from benchsel.solvers.validation import check_rng
 
 from ._common import Clock, output, progress
 from .kmedoids import kmedoids_pp

@@ -15,7 +15,7 @@ so that ``type(f)(**f.get_params())`` is rebuilt exactly. It is read with
 :func:`load_instance` also reads OR-Library p-median ``.txt`` files (as a
 :class:`~benchsel.formulations.KMedoids`) and benchsel ``.mps`` exports (as an
 :class:`MpsInstance`, solved by ``"highs"`` reading the MPS; see
-:func:`benchsel.solvers.mps.solve_mps`).
+:func:`benchsel.formulations.core.mps.solve_mps`).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 __all__ = ["MpsInstance", "class_path", "decode_params", "encode_params", "fingerprint", "formulation_class",
            "load_instance", "read_npz", "save_instance"]
@@ -209,7 +209,7 @@ class MpsInstance:
     path : Path
         The ``.mps`` file.
     name_map : dict
-        The ``.mps.json`` side file (see :mod:`benchsel.solvers.mps`).
+        The ``.mps.json`` side file (see :mod:`benchsel.formulations.core.mps`).
     formulation : Formulation or None
         The instance itself, when its ``.npz`` instance file lies beside the
         MPS (``benchsel export-mps`` writes one); used to re-check a solution.
@@ -229,7 +229,7 @@ def read_npz(path: str | Path, what: str = "an .npz archive") -> dict[str, np.nd
 
     Any failure to read it (missing, not a zip archive, truncated, a damaged
     member, an object array that would need unpickling) raises
-    :class:`~benchsel.solvers.errors.InvalidInputError` naming the path and
+    :class:`~benchsel.formulations.core.errors.InvalidInputError` naming the path and
     what was wrong.
     """
     path = Path(path)
@@ -324,7 +324,7 @@ def load_instance(path: str | Path) -> Any:
 
         return load_pmed(path)
     if suffix == ".mps":
-        from benchsel.solvers.mps import read_name_map
+        from benchsel.formulations.core.mps import read_name_map
 
         _check_mps(path)
         info = read_name_map(path)

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import check_allocation, check_float, check_int, check_rng
 from benchsel.formulations.repcore import check_hidden_states
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_allocation, check_float, check_int, check_rng
 
 __all__ = ["RESERVED_KEYS", "HiddenStates", "load_hidden_states", "make_hidden_states", "save_hidden_states"]
 

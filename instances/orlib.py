@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_allocation
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import check_allocation
 
 __all__ = ["load_pmed", "load_pmed_optima", "pmed_graph", "read_pmed_graph"]
 

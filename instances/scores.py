@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import check_float, check_int, check_rng
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import check_float, check_int, check_rng
 
 __all__ = [
     "AGGREGATE_COLUMNS",

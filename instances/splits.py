@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.validation import as_array, check_float, check_int, check_rng
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import as_array, check_float, check_int, check_rng
 
 __all__ = ["Split", "extrapolation_split", "interpolation_split"]
 

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.solvers.validation import check_allocation, check_choice, check_int, check_rng
+from benchsel.formulations.core.validation import check_allocation, check_choice, check_int, check_rng
 
 __all__ = ["make_benchmark_responses", "make_kmedoids"]
 

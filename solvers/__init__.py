@@ -4,8 +4,7 @@
 """
 from __future__ import annotations
 
-from .api import solve
-from .errors import (
+from benchsel.formulations.core.errors import (
     BenchselError,
     InvalidInputError,
     MethodNotApplicableError,
@@ -14,9 +13,11 @@ from .errors import (
     SolverNotInstalledError,
     UnknownMethodError,
 )
-from .model import Block, LinearModel, ModelBuilder
+from benchsel.formulations.core.model import Block, LinearModel, ModelBuilder
+from benchsel.formulations.core.result import MethodOutput, Result, Termination
+
+from .api import solve
 from .registry import Method, available_methods, get_method, list_methods, register_method
-from .result import MethodOutput, Result, Termination
 
 __all__ = [
     "BenchselError",
@@ -44,7 +45,7 @@ __all__ = [
 
 def __getattr__(name: str):
     if name == "write_mps":
-        from .mps import write_mps
+        from benchsel.formulations.core.mps import write_mps
 
         return write_mps
     raise AttributeError(f"module 'benchsel.solvers' has no attribute {name!r}")

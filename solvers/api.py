@@ -9,11 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInputError, NumericalError
-from .options import Option, check_options
+from benchsel.formulations.core.errors import InvalidInputError, NumericalError
+from benchsel.formulations.core.options import Option, check_options
+from benchsel.formulations.core.result import MethodOutput, Result, Termination, mip_gap
+from benchsel.formulations.core.validation import check_time_limit
+
 from .registry import require
-from .result import MethodOutput, Result, Termination, mip_gap
-from .validation import check_time_limit
 
 __all__ = ["check_solve_args", "error_result", "finalize", "solve", "take_options"]
 
@@ -38,7 +39,7 @@ def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) 
 def take_options(options: Mapping[str, Any], known: Mapping[str, Any], method: str) -> dict[str, Any]:
     """Fill defaults from ``known`` and refuse unknown option names (for methods that check their own values).
 
-    Built-in methods declare :class:`~benchsel.solvers.options.Option` s instead.
+    Built-in methods declare :class:`~benchsel.formulations.core.options.Option` s instead.
     """
     checked, _ = check_options(options, [Option(k, v) for k, v in known.items()], method)
     return checked
@@ -117,7 +118,7 @@ def error_result(formulation: Any, method: str, seed: int | None, exc: BaseExcep
 def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput, wall: float) -> Result:
     """Re-evaluate and check a method's output; build the :class:`Result`.
 
-    Raises :class:`~benchsel.solvers.errors.NumericalError` when a feasible
+    Raises :class:`~benchsel.formulations.core.errors.NumericalError` when a feasible
     selection evaluates to a non-finite objective: no result may be feasible
     with an infinite or NaN objective.
     """

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInputError
-from .validation import _describe, check_int
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import _describe, check_int
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
@@ -198,7 +198,7 @@ class SelectionResult:
     items : ndarray of int64, shape (k,)
         Sorted item indices.
     selection : str
-    result : benchsel.solvers.result.Result
+    result : benchsel.formulations.core.result.Result
         The solver's result (objective, bound, gap, termination, seconds).
     seconds : float
         Wall seconds of building and solving.
@@ -235,7 +235,7 @@ def select_items(Y_source: Any, k: int, selection: str = "kmedoids", *, seed: in
     **options
         Method options, overriding the selection's own.
     """
-    from .api import solve
+    from benchsel.solvers.api import solve
 
     s = get_selection(selection)
     Y, _ = check_matrix(Y_source, None, "Y_source")

@@ -115,7 +115,7 @@ def check_time_limit(f: Any, method: str, time_limit: float = 1.0, *, seed: int 
     proven = res.termination in ("optimal", "infeasible", "infeasible_or_unbounded")
     if not proven and res.termination != "time_limit":
         probs.append(f"{tag}: termination {res.termination.value!r}, expected 'time_limit' (or a proof)")
-    knows = getattr(f, "warm_start_method", None) is not None or f.initial_selection() is not None
+    knows = f.warm_start_method is not None or f.initial_selection() is not None
     if knows and res.termination not in ("infeasible", "infeasible_or_unbounded") and not res.feasible:
         probs.append(f"{tag}: no feasible incumbent although the formulation knows one "
                      f"({res.extra.get('violations', 'no selection')})")

@@ -1,218 +1,42 @@
-"""One registry for every method: exact backends and heuristics alike.
+"""Method lookups: the built-in methods are loaded on first use, then the registry is consulted.
 
-A method is a name, a kind (``"exact"`` or ``"heuristic"``), a predicate that
-says whether it accepts a formulation (and why not), and a runner::
-
-    runner(formulation, *, time_limit, seed, **options) -> MethodOutput
-
-Third parties register their own with :func:`register_method`. One name may
-have several *variants*, one per formulation family (``"greedy"`` for
-BatchInformationGain and for another formulation, say): each variant says what
-it accepts and the first variant that accepts a formulation runs it.
-Built-in methods live in the modules listed in ``_BUILTIN_MODULES`` and are
-imported the first time the registry is consulted.
+The registrations themselves live in :mod:`benchsel.formulations.core.registry`
+(every method registers with :func:`register_method` there, by declaration).
+The built-in methods are found, not listed: every module of the
+:mod:`benchsel.solvers.backends` package and of the :mod:`benchsel.heuristics`
+package is imported the first time a lookup runs, so a new heuristics module
+registers its methods without any list being edited.
 """
 from __future__ import annotations
 
-import functools
 import importlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import pkgutil
 from typing import Any
 
-from .errors import MethodNotApplicableError, UnknownMethodError
-from .options import Option, check_options, option_names
+import benchsel.heuristics as _heuristics_pkg
+import benchsel.solvers.backends as _backends_pkg
+from benchsel.formulations.core.errors import MethodNotApplicableError, UnknownMethodError
+from benchsel.formulations.core.registry import Method, combined, register_method, registered, registered_names
 
-__all__ = ["Method", "available_methods", "get_method", "list_methods", "register_method"]
+__all__ = [
+    "Method",
+    "available_methods",
+    "builtin_method_modules",
+    "get_method",
+    "list_methods",
+    "register_method",
+    "require",
+]
 
-Acceptor = Callable[[Any], "str | None"]
-
-# Modules that register built-in methods when imported.
-_BUILTIN_MODULES = (
-    "benchsel.solvers.highs_backend",
-    "benchsel.solvers.pyomo_backend",
-    "benchsel.solvers.cpsat_backend",
-    "benchsel.solvers.scip_backend",
-    "benchsel.solvers.size_sweep",
-    "benchsel.heuristics.generic",
-    "benchsel.heuristics.kmedoids",
-    "benchsel.heuristics.positional",
-    "benchsel.heuristics.holocosm",
-    "benchsel.heuristics.bayes",
-    "benchsel.heuristics.repcore",
-)
-
-_REGISTRY: dict[str, list[Method]] = {}
 _loaded = False
 
 
-@dataclass(frozen=True)
-class Method:
-    """A registered method.
-
-    Attributes
-    ----------
-    name : str
-    kind : {"exact", "heuristic"}
-    run : callable
-        ``run(f, *, time_limit, seed, **options) -> MethodOutput``.
-    accepts : callable
-        ``accepts(f) -> None`` when ``f`` is accepted, else a one-line reason.
-    description : str
-    options : tuple of str
-        Option names the runner understands (for messages and docs).
-    specs : tuple of Option
-        The declared options (name, kind, default, bounds); the registry
-        checks a call's options against them before the runner runs.
-    """
-
-    name: str
-    kind: str
-    run: Callable[..., Any]
-    accepts: Acceptor
-    description: str = ""
-    options: tuple[str, ...] = ()
-    specs: tuple[Option, ...] = ()
-    checker: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None  # set on combined variants
-
-    @property
-    def exact(self) -> bool:
-        return self.kind == "exact"
-
-    def check_options(self, f: Any, options: dict[str, Any]) -> dict[str, Any]:
-        """``options`` checked as a call on ``f`` would check them (defaults filled in).
-
-        Exact methods also take the formulation's model options (checked by
-        ``f.check_model_options``). Raises :class:`InvalidInputError` naming
-        the option.
-        """
-        if self.checker is not None:
-            return self.checker(f, options)
-        model = tuple(getattr(f, "model_options", ())) if self.kind == "exact" else ()
-        if not self.specs and self.options:  # undeclared third-party options: names only
-            extra = sorted(set(options) - set(self.options) - set(model))
-            if extra:
-                check_options({k: options[k] for k in extra}, (), self.name, passthrough=self.options + model)
-            return dict(options)
-        checked, passed = check_options(options, self.specs, self.name, passthrough=model)
-        if passed:
-            f.check_model_options(passed)
-        return {**checked, **passed}
-
-
-def accepts_types(*types: type, reason: str | None = None) -> Acceptor:
-    """An acceptor that takes instances of ``types``."""
-
-    def acceptor(f: Any) -> str | None:
-        if isinstance(f, types):
-            return None
-        names = ", ".join(t.__name__ for t in types)
-        return reason or f"it works on {names} only"
-
-    return acceptor
-
-
-def register_method(
-    name: str,
-    *,
-    kind: str,
-    accepts: Acceptor | type | tuple[type, ...],
-    description: str = "",
-    options: Iterable[Option | str] = (),
-    replace: bool = False,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator registering ``run`` under ``name``.
-
-    Parameters
-    ----------
-    name : str
-        Method name used in :func:`benchsel.solvers.solve`.
-    kind : {"exact", "heuristic"}
-    accepts : callable, type or tuple of types
-        Formulation classes the method takes, or a predicate returning None
-        (accepted) or a reason string (refused).
-    description : str
-    options : iterable of Option (or of str)
-        The runner's options, declared with :class:`~benchsel.solvers.options.Option`
-        (name, kind, default, bounds). When every option is declared so, the
-        registry checks a call's options and fills the defaults in before the
-        runner runs: the runner receives every declared option as a keyword.
-        Plain names are accepted for third-party methods that check their own.
-    replace : bool
-        Replace every existing variant of ``name`` instead of adding one.
-
-    Notes
-    -----
-    Registering an existing name adds a variant (the kinds must agree); the
-    variants' acceptors should not overlap — the first registered wins.
-    """
-    if kind not in ("exact", "heuristic"):
-        raise ValueError(f"kind: expected 'exact' or 'heuristic', got {kind!r}")
-    if isinstance(accepts, type):
-        accepts = accepts_types(accepts)
-    elif isinstance(accepts, tuple):
-        accepts = accepts_types(*accepts)
-
-    options = tuple(options)
-    specs = tuple(o for o in options if isinstance(o, Option))
-    declared = len(specs) == len(options)
-
-    def deco(run: Callable[..., Any]) -> Callable[..., Any]:
-        run = getattr(run, "__wrapped__", run)  # registering a checked runner again
-        call = run
-        if declared:
-            @functools.wraps(run)
-            def call(f: Any, *, time_limit: float | None, seed: int | None, **given: Any) -> Any:
-                model = tuple(getattr(f, "model_options", ())) if kind == "exact" else ()
-                checked, passed = check_options(given, specs, name, passthrough=model)
-                return run(f, time_limit=time_limit, seed=seed, **checked, **passed)
-
-        new = Method(name, kind, call, accepts, description, option_names(options), specs)
-        old = [] if replace else [m for m in _REGISTRY.get(name, []) if getattr(m.run, "__wrapped__", m.run) is not run]
-        if old and old[0].kind != kind:
-            raise ValueError(f"kind: method {name!r} is already registered as {old[0].kind!r}, got {kind!r}")
-        _REGISTRY[name] = [*old, new]
-        return call  # direct calls are checked (and get the defaults) too
-
-    return deco
-
-
-def _combined(variants: list[Method]) -> Method:
-    """One :class:`Method` over several variants: the first that accepts a formulation runs it."""
-    if len(variants) == 1:
-        return variants[0]
-
-    def accepts(f: Any) -> str | None:
-        reasons = []
-        for v in variants:
-            why = v.accepts(f)
-            if why is None:
-                return None
-            reasons.append(why)
-        return "; ".join(dict.fromkeys(reasons))
-
-    def run(f: Any, **kw: Any) -> Any:
-        for v in variants:
-            if v.accepts(f) is None:
-                return v.run(f, **kw)
-        raise MethodNotApplicableError(f"method: {variants[0].name!r} has no variant for a {type(f).__name__}")
-
-    def check(f: Any, options: dict[str, Any]) -> dict[str, Any]:
-        for v in variants:
-            if v.accepts(f) is None:
-                return v.check_options(f, options)
-        return dict(options)
-
-    return Method(
-        variants[0].name,
-        variants[0].kind,
-        run,
-        accepts,
-        "; ".join(v.description for v in variants if v.description),
-        tuple(dict.fromkeys(o for v in variants for o in v.options)),
-        tuple({o.name: o for v in variants for o in v.specs}.values()),
-        check,
-    )
+def builtin_method_modules() -> list[str]:
+    """Names of the modules that register the built-in methods (backends, then heuristics)."""
+    out = []
+    for pkg in (_backends_pkg, _heuristics_pkg):
+        out += [f"{pkg.__name__}.{m.name}" for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
+    return out
 
 
 def _load_builtins() -> None:
@@ -220,14 +44,14 @@ def _load_builtins() -> None:
     if _loaded:
         return
     _loaded = True
-    for mod in _BUILTIN_MODULES:
+    for mod in builtin_method_modules():
         importlib.import_module(mod)
 
 
 def list_methods() -> list[Method]:
     """Every registered method, sorted by name."""
     _load_builtins()
-    return [_combined(_REGISTRY[k]) for k in sorted(_REGISTRY)]
+    return [combined(registered(k)) for k in registered_names()]
 
 
 def get_method(name: str) -> Method:
@@ -235,12 +59,12 @@ def get_method(name: str) -> Method:
     _load_builtins()
     if not isinstance(name, str):
         raise UnknownMethodError(f"method: expected a method name (str), got {type(name).__name__}")
-    try:
-        return _combined(_REGISTRY[name])
-    except KeyError:
+    variants = registered(name)
+    if not variants:
         raise UnknownMethodError(
-            f"method: unknown method {name!r}; registered methods: {', '.join(sorted(_REGISTRY))}"
-        ) from None
+            f"method: unknown method {name!r}; registered methods: {', '.join(registered_names())}"
+        )
+    return combined(variants)
 
 
 def refusal(method: Method, formulation: Any) -> str | None:

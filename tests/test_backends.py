@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from benchsel.solvers import InvalidInputError, ModelBuilder, Termination
-from benchsel.solvers.cpsat_backend import scale_model, solve_model_cpsat
-from benchsel.solvers.highs_backend import solve_model_highs
-from benchsel.solvers.pyomo_backend import selection_from_pyomo, solve_pyomo_model, to_pyomo
-from benchsel.solvers.scip_backend import scip_available, solve_model_scip
+from benchsel.solvers.backends.cpsat import scale_model, solve_model_cpsat
+from benchsel.solvers.backends.highs import solve_model_highs
+from benchsel.solvers.backends.pyomo import selection_from_pyomo, solve_pyomo_model, to_pyomo
+from benchsel.solvers.backends.scip import scip_available, solve_model_scip
 
 needs_scip = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not installed")
 

@@ -10,8 +10,8 @@ import pytest
 import benchsel
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.benchmarks.suites import irt_responses
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.pipeline import anchor_kmedoids, register_selection, select_items, selection_names
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.solvers.compression import anchor_kmedoids, register_selection, select_items, selection_names
 
 DATA = default_data_dir()
 SST2 = None if DATA is None else Path(DATA) / "responses" / "benchmark_prediction" / "glue_sst2.npz"

@@ -11,9 +11,9 @@ import pytest
 from benchsel.benchmarks.cpsat_exactness import GENERATORS, check_run, make_instance
 from benchsel.formulations import RankingRiskReconstruction
 from benchsel.solvers import ModelBuilder, Termination, solve
-from benchsel.solvers._exact import SolveStep, _reconcile, true_key
+from benchsel.solvers.backends.common import SolveStep, _reconcile, true_key
+from benchsel.solvers.backends.cpsat import _build_proto, default_workers, scale_model, solve_model_cpsat
 from benchsel.solvers.conformance import brute_force
-from benchsel.solvers.cpsat_backend import _build_proto, default_workers, scale_model, solve_model_cpsat
 
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))

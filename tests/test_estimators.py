@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchsel.benchmarks.suites import irt_responses
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.estimators import (
     RIDGE_ALPHAS,
     estimator_names,
@@ -16,7 +17,6 @@ from benchsel.formulations.estimators import (
     ridge_loo,
     simplex_weights,
 )
-from benchsel.solvers.errors import InvalidInputError
 
 REQUIRED = ("mean", "cluster-weighted", "ridge", "repcore-ridge", "irt")
 SINGLE = ("mean", "cluster-weighted", "ridge", "repcore-ridge", "irt", "rs-mean", "bayes-aipw", "source-assisted",

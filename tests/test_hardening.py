@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from benchsel.benchmarks.fuzz import case_strategy, catalogue, classify
 from benchsel.benchmarks.store import ResultStore
 from benchsel.formulations import KMedoids
+from benchsel.formulations.core.errors import InvalidInputError, NumericalError
+from benchsel.formulations.core.result import MethodOutput, ReadOnlyDict, Termination
 from benchsel.instances import make_kmedoids
 from benchsel.solvers.api import finalize, solve
-from benchsel.solvers.errors import InvalidInputError, NumericalError
-from benchsel.solvers.result import MethodOutput, ReadOnlyDict, Termination
 
 
 # ------------------------------------------------------------------- fuzz
@@ -87,15 +87,14 @@ def test_scale_free_metrics_survive_tiny_and_huge_features():
 # ------------------------------------------------------------ solve()
 @pytest.fixture
 def raiser():
-    from benchsel.solvers import registry
-    from benchsel.solvers.registry import register_method
+    from benchsel.formulations.core.registry import register_method, unregister_method
 
     @register_method("test_hardening_raiser", kind="heuristic", accepts=KMedoids, replace=True)
     def run(f, *, time_limit, seed, **options):
         raise RuntimeError("boom inside the method")
 
     yield "test_hardening_raiser"
-    registry._REGISTRY.pop("test_hardening_raiser", None)
+    unregister_method("test_hardening_raiser")
 
 
 def test_solve_raises_method_errors_unless_captured(raiser):
@@ -197,8 +196,8 @@ def test_sigint_keeps_finished_runs_and_resume_runs_the_rest(tmp_path):
     plugin.write_text(textwrap.dedent("""
         import time
         from benchsel.formulations.kmedoids import KMedoids
-        from benchsel.solvers.registry import register_method
-        from benchsel.solvers.result import MethodOutput, Termination
+        from benchsel.formulations.core.registry import register_method
+        from benchsel.formulations.core.result import MethodOutput, Termination
 
         @register_method("test_slow", kind="heuristic", accepts=KMedoids, replace=True)
         def slow(f, *, time_limit, seed, **options):
@@ -236,7 +235,7 @@ def test_cli_exit_codes(tmp_path):
     plugin = tmp_path / "raising.py"
     plugin.write_text(textwrap.dedent("""
         from benchsel.formulations.kmedoids import KMedoids
-        from benchsel.solvers.registry import register_method
+        from benchsel.formulations.core.registry import register_method
 
         @register_method("test_cli_raiser", kind="heuristic", accepts=KMedoids, replace=True)
         def raiser(f, *, time_limit, seed, **options):

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from benchsel.benchmarks import harness
 from benchsel.benchmarks.suites import InstanceSpec, suite_instances
 from benchsel.formulations import formulation_classes
+from benchsel.formulations.core.errors import InvalidInputError, UnknownMethodError
 from benchsel.instances.synthetic import make_kmedoids
-from benchsel.solvers.errors import InvalidInputError, UnknownMethodError
 
 REQUIRED = ("formulation", "instance", "method", "seed", "objective", "bound", "gap", "seconds", "feasible",
             "termination")
@@ -29,13 +29,13 @@ def _specs(n=2):
 @pytest.fixture
 def plugin(tmp_path):
     """A .py plugin registering misbehaving methods; unregistered afterwards."""
-    from benchsel.solvers import registry
+    from benchsel.formulations.core.registry import unregister_method
 
     p = tmp_path / "misbehaving_methods.py"
     p.write_text(textwrap.dedent("""
         import os, time
         from benchsel.formulations.kmedoids import KMedoids
-        from benchsel.solvers.registry import register_method
+        from benchsel.formulations.core.registry import register_method
 
         @register_method("test_sleeper", kind="heuristic", accepts=KMedoids, replace=True)
         def sleeper(f, *, time_limit, seed, **options):
@@ -51,7 +51,7 @@ def plugin(tmp_path):
     """))
     yield str(p)
     for name in ("test_sleeper", "test_crasher", "test_raiser"):
-        registry._REGISTRY.pop(name, None)
+        unregister_method(name)
 
 
 # ------------------------------------------------------------- planning

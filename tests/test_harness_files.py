@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.formulations import formulation_classes
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.kmedoids import KMedoids
 from benchsel.instances.files import MpsInstance, fingerprint, load_instance, save_instance
 from benchsel.instances.synthetic import make_kmedoids
 from benchsel.solvers import solve
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.mps import solve_mps
+from benchsel.solvers.backends.mps import solve_mps
 
 
 def _same(a, b):

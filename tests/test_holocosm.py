@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from scipy.stats import kendalltau, spearmanr
 
 from benchsel.formulations import RankingRiskReconstruction
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.holocosm import FEAS_TOL, fidelity, weighted_estimate
 from benchsel.heuristics.holocosm import swap_search
 from benchsel.instances.responses import Responses, make_multimetric, paper_split
 from benchsel.solvers import solve
-from benchsel.solvers.errors import InvalidInputError
-from benchsel.solvers.highs_backend import solve_model_highs
+from benchsel.solvers.backends.highs import solve_model_highs
 
 
 # --------------------------------------------------------------------------- literal reference (SPEC F1)

@@ -6,6 +6,7 @@ import pytest
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.formulations import KMedoids, RankingRiskReconstruction
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.holocosm import fidelity
 from benchsel.heuristics.holocosm import (
     BaselineSelection,
@@ -18,7 +19,6 @@ from benchsel.heuristics.holocosm import (
 )
 from benchsel.instances.responses import load_responses, make_multimetric, paper_split
 from benchsel.solvers import solve
-from benchsel.solvers.errors import InvalidInputError
 
 DATA = default_data_dir()
 RESP = None if DATA is None else DATA / "responses"

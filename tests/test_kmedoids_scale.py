@@ -229,7 +229,7 @@ def test_reliability_branching_strong_branches_only_unreliable_columns():
 
 
 def test_columns_fixed_at_zero_leave_the_lp_and_cuts_keep_model_columns(monkeypatch):
-    from benchsel.solvers.branch_and_cut import BranchAndCut
+    from benchsel.solvers.backends.branch_and_cut import BranchAndCut
 
     seen: dict = {}
     real_run, real_compact = BranchAndCut.run, BranchAndCut._compact
@@ -282,7 +282,7 @@ def test_columns_fixed_at_zero_leave_the_lp_and_cuts_keep_model_columns(monkeypa
 
 
 def test_strong_branching_budget_caps_its_share_of_the_simplex_iterations(monkeypatch):
-    from benchsel.solvers.branch_and_cut import BranchAndCut
+    from benchsel.solvers.backends.branch_and_cut import BranchAndCut
 
     X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)  # the flat LP of the test above
     f = KMedoids.from_features(X, k=8, metric="correlation")
@@ -317,8 +317,8 @@ def test_strong_branching_budget_caps_its_share_of_the_simplex_iterations(monkey
 def test_strong_branching_lp_stops_at_its_iteration_cap():
     import highspy
 
-    from benchsel.solvers.branch_and_cut import BnCOptions, BranchAndCut
-    from benchsel.solvers.highs_backend import _pass_model  # the backend's own model loading
+    from benchsel.solvers.backends.branch_and_cut import BnCOptions, BranchAndCut
+    from benchsel.solvers.backends.highs import _pass_model  # the backend's own model loading
 
     X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)
     m = KMedoids.from_features(X, k=8, metric="correlation").linear_model(model="benders", allow_lazy=True)
@@ -362,7 +362,7 @@ def test_an_lp_left_without_a_verdict_is_solved_again_from_scratch(monkeypatch):
 def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
     import scipy.sparse as sp
 
-    from benchsel.solvers.branch_and_cut import _CutPool
+    from benchsel.solvers.backends.branch_and_cut import _CutPool
 
     pool = _CutPool(6, capacity=100, max_nnz=7)
     rows = [sp.csr_array(np.array([[1.0, 1, 1, 0, 0, 0]])), sp.csr_array(np.array([[0, 2.0, 0, 0, 0, 0]])),
@@ -379,7 +379,8 @@ def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
 
 def test_fasterpam_warm_start_may_use_half_the_limit_with_no_cap(monkeypatch):
     # at N = 14 000 FasterPAM needs about 30 s: a 10 s cap left the exact incumbent worse than FasterPAM's
-    from benchsel.solvers import _exact, registry
+    from benchsel.solvers import registry
+    from benchsel.solvers.backends import common as _exact
 
     seen = []
     real = registry.get_method
@@ -397,10 +398,11 @@ def test_fasterpam_warm_start_may_use_half_the_limit_with_no_cap(monkeypatch):
     for limit, want in ((600.0, 300.0), (None, None), (4.0, 2.0)):
         sel, source = _exact._warm_start(f, "auto", _exact.Budget(limit), 0)
         assert source == "fasterpam" and sel is not None and seen[-1] == ("fasterpam", want)
+    from benchsel.formulations.base import Formulation
     from benchsel.formulations.holocosm import RankingRiskReconstruction
 
-    assert not hasattr(RankingRiskReconstruction, "warm_start_budget")  # others keep the default share and cap
-    assert (_exact.WARM_START_SHARE, _exact.WARM_START_CAP) == (0.2, 10.0)
+    # others keep the default share and cap
+    assert RankingRiskReconstruction.warm_start_budget == Formulation.warm_start_budget == (0.2, 10.0)
 
 
 def test_warm_start_is_fasterpam_and_never_beaten_by_it():
@@ -413,8 +415,8 @@ def test_warm_start_is_fasterpam_and_never_beaten_by_it():
 
 def test_progress_lines_when_verbose(capsys):
     f = make_kmedoids(300, 6, seed=4, metric="correlation", dim=8)
-    import benchsel.solvers.highs_backend as hb
-    from benchsel.solvers.branch_and_cut import BnCOptions
+    import benchsel.solvers.backends.highs as hb
+    from benchsel.solvers.backends.branch_and_cut import BnCOptions
 
     old = hb.BnCOptions
     hb.BnCOptions = lambda **kw: BnCOptions(**{**kw, "log_every": 0.0})  # type: ignore[assignment]

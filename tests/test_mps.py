@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchsel.formulations.core.mps import read_name_map, selection_from_values, write_mps
 from benchsel.instances import make_kmedoids
 from benchsel.solvers import InvalidInputError, ModelBuilder, solve
-from benchsel.solvers.mps import read_name_map, selection_from_values, write_mps
 
 
 def _solve_mps(path):
@@ -47,7 +47,7 @@ def test_round_trip_with_constant_ranges_bounds_and_max_sense(tmp_path):
     b.add_rows("eq", rows=[0], cols=n, vals=[1.0], lb=[-1.0], ub=[-1.0])
     b.add_objective_constant(7.25)
     m = b.build(selection_block="x", selection_items=np.array([10, 11, 12]), objective_sign=-1)
-    from benchsel.solvers.highs_backend import solve_model_highs
+    from benchsel.solvers.backends.highs import solve_model_highs
 
     sel, _term, bound, _ = solve_model_highs(m)
     mps, _ = write_mps(m, tmp_path / "mix.mps")
@@ -116,7 +116,7 @@ def test_quadobj_convention_matches_highs_reader(tmp_path):
 
 
 def test_solve_mps_refuses_a_mixed_integer_qp(tmp_path):
-    from benchsel.solvers.mps import solve_mps
+    from benchsel.solvers.backends.mps import solve_mps
 
     mps, _ = write_mps(_quadratic_model(integer=True), tmp_path / "miqp.mps")
     with pytest.raises(InvalidInputError, match=r"mixed-integer quadratic program.*'scip'"):

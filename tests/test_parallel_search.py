@@ -8,7 +8,7 @@ import pytest
 
 from benchsel.formulations import KMedoids
 from benchsel.solvers import InvalidInputError, solve
-from benchsel.solvers.branch_and_cut import BranchAndCut
+from benchsel.solvers.backends.branch_and_cut import BranchAndCut
 from benchsel.solvers.conformance import brute_force
 
 KW = dict(model="benders", warm_start=None, time_limit=60, seed=0)
@@ -88,7 +88,7 @@ def test_a_main_thread_error_stops_the_helper_threads(monkeypatch):
 
 
 def test_no_further_thread_beyond_the_lazy_rows_memory_budget(monkeypatch):
-    from benchsel.solvers import branch_and_cut as bc
+    from benchsel.solvers.backends import branch_and_cut as bc
 
     f = _branching_instance()
     lazy = f.linear_model(model="benders", allow_lazy=True).lazy
@@ -113,7 +113,7 @@ def test_a_further_thread_is_expected_to_take_what_the_search_s_lp_side_took(mon
     """The budget check counts the resident memory the search gained since it began (HiGHS' LP, factor,
     pool), not only a per-non-zero estimate: with room for the static estimate but not for that growth,
     the default count keeps one thread."""
-    from benchsel.solvers import branch_and_cut as bc
+    from benchsel.solvers.backends import branch_and_cut as bc
 
     now = bc._rss_bytes()
     assert now is None or now > 0  # Linux: this process's resident memory
@@ -141,7 +141,7 @@ def test_the_other_threads_retire_when_the_resident_memory_nears_the_budget(monk
     """A thread that started within the budget but whose search then grew is retired: once the resident
     memory reaches RETIRE_SHARE of the budget the helper puts back its node and leaves, and the main thread
     finishes the same search (same optimum, nothing left open); threads given explicitly keep running."""
-    from benchsel.solvers import branch_and_cut as bc
+    from benchsel.solvers.backends import branch_and_cut as bc
 
     f = _branching_instance()
     budget = f.linear_model(model="benders", allow_lazy=True).lazy.memory_budget

@@ -7,14 +7,15 @@ import numpy as np
 import pytest
 
 from benchsel.formulations import BatchInformationGain, KMedoids
+from benchsel.formulations.core import registry as core_registry
+from benchsel.formulations.core.result import MethodOutput, Termination
 from benchsel.instances import make_kmedoids
 from benchsel.solvers import MethodNotApplicableError, available_methods, list_methods, registry, solve
-from benchsel.solvers.result import MethodOutput, Termination
 
 
 def test_a_name_can_have_one_variant_per_formulation_family(monkeypatch):
     list_methods()  # load the built-in methods before working on a copy of the registry
-    monkeypatch.setattr(registry, "_REGISTRY", {k: list(v) for k, v in registry._REGISTRY.items()})
+    monkeypatch.setattr(core_registry, "_REGISTRY", {k: list(v) for k, v in core_registry._REGISTRY.items()})
 
     def km_greedy(f, *, time_limit, seed, **kw):
         return MethodOutput(np.sort(f.greedy_selection()), Termination.CONVERGED)
@@ -42,7 +43,7 @@ def test_listing_and_refusal():
                        match=r"quadratic objective.*backends that take it: .*scip.*"
                              r"Methods that accept it: .*exhaustive"):
         solve(b, "highs")
-    from benchsel.solvers.scip_backend import scip_available
+    from benchsel.solvers.backends.scip import scip_available
 
     exact = {"highs", "pyomo", "cpsat"} | ({"scip"} if scip_available() else set())
     assert set(available_methods(make_kmedoids(10, 2), kind="exact")) == exact
@@ -50,11 +51,11 @@ def test_listing_and_refusal():
 
 
 def test_declared_options_are_checked_once_with_defaults_filled(monkeypatch):
-    from benchsel.solvers.errors import InvalidInputError
-    from benchsel.solvers.options import Option
+    from benchsel.formulations.core.errors import InvalidInputError
+    from benchsel.formulations.core.options import Option
 
     list_methods()
-    monkeypatch.setattr(registry, "_REGISTRY", {k: list(v) for k, v in registry._REGISTRY.items()})
+    monkeypatch.setattr(core_registry, "_REGISTRY", {k: list(v) for k, v in core_registry._REGISTRY.items()})
     seen = {}
 
     def run(f, *, time_limit, seed, passes, mode, scale):
@@ -83,7 +84,7 @@ def test_declared_options_are_checked_once_with_defaults_filled(monkeypatch):
 
 
 def test_exact_backends_check_their_options_and_the_formulation_s_model_options():
-    from benchsel.solvers.errors import InvalidInputError
+    from benchsel.formulations.core.errors import InvalidInputError
 
     f = make_kmedoids(12, 3, seed=2)
     m = registry.get_method("highs")

@@ -9,8 +9,9 @@ import pytest
 from benchsel.formulations.bayes import BatchInformationGain
 from benchsel.formulations.kmedoids import KMedoids
 from benchsel.instances import make_kmedoids
-from benchsel.solvers import InvalidInputError, MethodNotApplicableError, available_methods, scip_backend, solve
-from benchsel.solvers.scip_backend import scip_available
+from benchsel.solvers import InvalidInputError, MethodNotApplicableError, available_methods, solve
+from benchsel.solvers.backends import scip as scip_backend
+from benchsel.solvers.backends.scip import scip_available
 
 pytestmark = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not installed")
 

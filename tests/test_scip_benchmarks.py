@@ -6,7 +6,7 @@ import pytest
 
 from benchsel.benchmarks import bayes_miqp, scip_compare
 from benchsel.benchmarks._rows import read_rows
-from benchsel.solvers.scip_backend import scip_available
+from benchsel.solvers.backends.scip import scip_available
 
 needs_scip = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not installed")
 

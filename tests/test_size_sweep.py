@@ -14,8 +14,7 @@ from benchsel.formulations import PositionalProportionality as PP
 from benchsel.formulations import PositionalRepresentation as PR
 from benchsel.instances import load_score_table, mallows_profile
 from benchsel.solvers import InvalidInputError, MethodNotApplicableError, solve
-from benchsel.solvers.conformance import brute_force
-from benchsel.solvers.size_sweep import (
+from benchsel.solvers.backends.size_sweep import (
     FEASIBLE,
     INFEASIBLE,
     UNKNOWN,
@@ -24,6 +23,7 @@ from benchsel.solvers.size_sweep import (
     sweep_min_size,
     sweep_monotone,
 )
+from benchsel.solvers.conformance import brute_force
 
 DATA = default_data_dir()
 POS = None if DATA is None else DATA / "positional"

@@ -7,7 +7,7 @@ import pytest
 
 from benchsel.formulations import KMedoids
 from benchsel.solvers import solve
-from benchsel.solvers.branch_and_cut import BranchAndCut
+from benchsel.solvers.backends.branch_and_cut import BranchAndCut
 from benchsel.solvers.conformance import brute_force
 
 KW = dict(model="benders", warm_start=None, threads=1, time_limit=60, seed=0, heuristic_every=0)

@@ -1,6 +1,6 @@
 """Pure input checks shared by formulations, solvers and heuristics.
 
-Each check raises :class:`~benchsel.solvers.errors.InvalidInputError` whose message names
+Each check raises :class:`~benchsel.formulations.core.errors.InvalidInputError` whose message names
 the argument, what was expected and what was received.
 """
 from __future__ import annotations

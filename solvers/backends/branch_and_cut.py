@@ -52,8 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from .model import LazyRows, LinearModel, RowBlock
-from .result import Termination
+from benchsel.formulations.core.model import LazyRows, LinearModel, RowBlock
+from benchsel.formulations.core.result import Termination
 
 __all__ = ["BnCOptions", "BranchAndCut"]
 
@@ -285,7 +285,7 @@ class BranchAndCut:
         A ``highspy.Highs`` object holding the model (integrality as given; it
         is relaxed here) and the ``highspy`` module.
     model : LinearModel
-        With ``model.lazy`` (see :class:`~benchsel.solvers.model.LazyRows`).
+        With ``model.lazy`` (see :class:`~benchsel.formulations.core.model.LazyRows`).
     key : callable
         ``key(selection) -> true objective (model units) or None if infeasible``.
     time_limit : float, optional

@@ -8,7 +8,7 @@ Every exact backend's runner is a thin call of :func:`run_exact`, which
    formulation's ``warm_start_method`` run on a share of the budget, else the
    formulation's :meth:`~benchsel.formulations.base.Formulation.initial_selection`)
    and checks it with the formulation;
-3. builds the neutral :class:`~benchsel.solvers.model.LinearModel` within
+3. builds the neutral :class:`~benchsel.formulations.core.model.LinearModel` within
    the budget (a build still running at the limit is abandoned: the call
    returns the warm start with termination ``"time_limit"``);
 4. hands an :class:`ExactRun` to the backend's solve step, which returns a
@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInputError
-from .model import LinearModel
-from .options import Option
-from .result import MethodOutput, Termination
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.model import LinearModel
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.result import MethodOutput, Termination
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -61,11 +61,6 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            doc="a selection (item indices), 'auto' (the formulation's warm-start heuristic or "
                "initial_selection) or None"),
 )
-
-#: Share of ``time_limit`` (and cap in seconds) a warm-start heuristic may use, unless the formulation
-#: declares its own ``warm_start_budget = (share, cap or None)``.
-WARM_START_SHARE, WARM_START_CAP = 0.2, 10.0
-
 
 #: Backends that read a model with a quadratic objective: method name -> (label, "usable here?")
 _QUADRATIC_BACKENDS: dict[str, tuple[str, Callable[[], bool]]] = {}
@@ -187,12 +182,12 @@ def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[n
         return f.as_selection(given, "warm_start"), "given"
     if given != "auto":
         raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {given!r}")
-    name = getattr(f, "warm_start_method", None)
+    name = f.warm_start_method
     if name:
-        from .registry import get_method
+        from benchsel.solvers.registry import get_method
 
         # a formulation may give its heuristic more of the budget (share, cap in seconds or None: no cap)
-        share, cap = getattr(f, "warm_start_budget", (WARM_START_SHARE, WARM_START_CAP))
+        share, cap = f.warm_start_budget
         lim = cap
         if budget.limit is not None:
             lim = max(share * budget.limit if cap is None else min(share * budget.limit, cap), 0.01)
@@ -398,13 +393,12 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     ws, ws_source = _warm_start(f, opts.get("warm_start"), budget, seed)
     ws_seconds = time.perf_counter() - t0
     ws_value = key(ws) if ws is not None else None
-    canon = getattr(f, "canonical_selection", None)
-    if ws is not None and callable(canon):  # the model may order interchangeable items: hand over that form
-        ws = canon(ws)
+    if ws is not None:  # the model may order interchangeable items: hand over that form
+        ws = f.canonical_selection(ws)
     opts["warm_start"] = ws
     extra: dict[str, Any] = {"warm_start_source": ws_source, "warm_start_seconds": ws_seconds,
                              "warm_start_objective": None if ws_value is None else _sign(f) * ws_value}
-    if getattr(f, "sizes_models", False):
+    if f.sizes_models:
         model_opts.update(time_limit=budget.left(), nnz_per_second=nnz_per_second)
     t1 = time.perf_counter()
     try:
@@ -444,10 +438,8 @@ def _model_skipped(f: Any, reason: str, ws: np.ndarray | None, budget: Budget, w
                  incumbent="warm_start" if ws is not None else None)
     t0 = time.perf_counter()
     bound = None
-    quick = getattr(f, "quick_bound", None)
-    if quick is not None:
-        left = budget.left()
-        bound = quick(None if left is None else 0.5 * left, incumbent=ws)
+    left = budget.left()
+    bound = f.quick_bound(None if left is None else 0.5 * left, incumbent=ws)
     return MethodOutput(ws, Termination.TIME_LIMIT, bound, ws_seconds + build_s, time.perf_counter() - t0, extra)
 
 

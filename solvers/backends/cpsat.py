@@ -65,12 +65,20 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._exact import COMMON_OPTIONS, ExactRun, SolveStep, gap_tolerance, linear_acceptor, refuse_quadratic, run_exact
-from .errors import InvalidInputError, SolverNotInstalledError
-from .model import LinearModel
-from .options import Option
-from .registry import register_method
-from .result import MethodOutput, Termination
+from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
+from benchsel.formulations.core.model import LinearModel
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.solvers.backends.common import (
+    COMMON_OPTIONS,
+    ExactRun,
+    SolveStep,
+    gap_tolerance,
+    linear_acceptor,
+    refuse_quadratic,
+    run_exact,
+)
 
 __all__ = ["ScaledModel", "cp_model_module", "default_workers", "scale_model", "solve_model_cpsat"]
 
@@ -385,7 +393,7 @@ class _Checker:
         return self._lp_value(x[self.int_cols])
 
     def _lp_value(self, vals: np.ndarray) -> float | None:
-        from .highs_backend import _highspy, _pass_model
+        from benchsel.solvers.backends.highs import _highspy, _pass_model
 
         hp = _highspy()
         model = self.model

@@ -2,7 +2,7 @@
 
 The solution is taken only when HiGHS reports a feasible primal solution; on a
 time limit the incumbent is kept; the bound is HiGHS' MIP dual bound. The run
-goes through :func:`benchsel.solvers._exact.run_exact` (one budget for the warm
+goes through :func:`benchsel.solvers.backends.common.run_exact` (one budget for the warm
 start, the model build and the solve; the warm start kept as the incumbent when
 HiGHS has none or a worse one). On the static path HiGHS gets the time left
 after passing the model and runs in a worker thread that is abandoned when it
@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ._exact import (
+from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
+from benchsel.formulations.core.model import LinearModel
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.solvers.backends.branch_and_cut import BnCOptions, BranchAndCut
+from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
     ExactRun,
     SolveStep,
@@ -29,12 +35,6 @@ from ._exact import (
     run_exact,
     wall_grace,
 )
-from .branch_and_cut import BnCOptions, BranchAndCut
-from .errors import InvalidInputError, SolverNotInstalledError
-from .model import LinearModel
-from .options import Option
-from .registry import register_method
-from .result import MethodOutput, Termination
 
 __all__ = ["solve_model_highs"]
 
@@ -164,7 +164,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     model : LinearModel
         With ``model.lazy`` set, rows are generated on demand in a
         branch-and-cut whose node LPs HiGHS solves
-        (:class:`~benchsel.solvers.branch_and_cut.BranchAndCut`).
+        (:class:`~benchsel.solvers.backends.branch_and_cut.BranchAndCut`).
     time_limit : float, optional
         Seconds for the call; on the static path the time spent passing the
         model and the warm start is subtracted before HiGHS starts.

@@ -1,6 +1,6 @@
 """``"scip"``: SCIP (through PySCIPOpt) on the neutral model — MILPs, lazy rows and quadratic objectives.
 
-SCIP reads the same :class:`~benchsel.solvers.model.LinearModel` as the other
+SCIP reads the same :class:`~benchsel.formulations.core.model.LinearModel` as the other
 exact backends, and two things they cannot:
 
 * **lazy rows** (``LinearModel.lazy``, e.g. the k-medoids Benders master) go
@@ -59,7 +59,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ._exact import (
+from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
+from benchsel.formulations.core.model import LinearModel, RowBlock
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
     ExactRun,
     SolveStep,
@@ -68,11 +73,6 @@ from ._exact import (
     remaining,
     run_exact,
 )
-from .errors import InvalidInputError, SolverNotInstalledError
-from .model import LinearModel, RowBlock
-from .options import Option
-from .registry import register_method
-from .result import MethodOutput, Termination
 
 __all__ = ["scip_available", "solve_model_scip"]
 

@@ -52,14 +52,13 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.heuristics._common import Clock
-
-from .cpsat_backend import cp_model_module
-from .errors import InvalidInputError
-from .options import Option
-from .registry import get_method, register_method
-from .result import MethodOutput, Termination
-from .validation import check_time_limit
+from benchsel.formulations.core.clock import Clock
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.formulations.core.validation import check_time_limit
+from benchsel.solvers.backends.cpsat import cp_model_module
+from benchsel.solvers.registry import get_method, register_method
 
 __all__ = [
     "AUTO_REPRESENTATION_MAX_METRICS",
@@ -459,7 +458,7 @@ def _shrink(f: Any, sel: np.ndarray, k: int) -> np.ndarray:
 def _warm_start(f: Any, cls: str, ws: Any, clock: _Clock, share: float, seed: int | None,
                 verbose: bool) -> tuple[np.ndarray, str, float | None]:
     """The upper end: (selection, source, bound from HiGHS or None)."""
-    from .api import solve
+    from benchsel.solvers.api import solve
 
     n = f.n_metrics
     budget = None if clock.limit is None else share * clock.limit
