@@ -1,0 +1,22 @@
+"""k-medoids (p-median) coresets: AnchorPoints and RepCore-style clustering.
+
+``min_{S subset of candidates, |S| = k}  sum_i w_i * min_{j in S} D[i, j]``
+
+The package is split along its concerns: :mod:`.dissimilarity` (the matrix,
+block by block), :mod:`.checks` (argument checks), :mod:`.problem` (the
+:class:`KMedoids` formulation and its linear statements), :mod:`.bounds`
+(sorted candidate lists and the Lagrangian bound), :mod:`.benders` (the
+Benders cuts of the lazy master), :mod:`.swap` (the swap state of the
+heuristics and of the cut generator's incumbent improvement).
+"""
+from __future__ import annotations
+
+from .benders import BendersCuts
+from .bounds import SortedRows
+from .checks import ModelTooLargeError
+from .dissimilarity import DTYPES, METRICS, dissimilarity
+from .problem import KMedoids
+from .swap import SwapState
+
+__all__ = ["DTYPES", "METRICS", "BendersCuts", "KMedoids", "ModelTooLargeError", "SortedRows", "SwapState",
+           "dissimilarity"]
