@@ -49,22 +49,22 @@ _LAZY: dict[str, str] = {
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
     # sequential evaluation (BayesAME)
-    "bayesame_evaluate": "benchsel.heuristics.bayes_eval",
-    "bayesame_multi_evaluate": "benchsel.heuristics.bayes_multi",
-    "EvaluationResult": "benchsel.heuristics.bayes_eval",
-    "MultiTargetResult": "benchsel.heuristics.bayes_multi",
+    "bayesame_evaluate": "benchsel.formulations.estimation.bayes_eval",
+    "bayesame_multi_evaluate": "benchsel.formulations.estimation.bayes_multi",
+    "EvaluationResult": "benchsel.formulations.estimation.bayes_eval",
+    "MultiTargetResult": "benchsel.formulations.estimation.bayes_multi",
     # estimators and the one-call path
     "compress": "benchsel.solvers.compression",
     "Compressed": "benchsel.solvers.compression",
     "select_items": "benchsel.solvers.compression",
     "register_selection": "benchsel.solvers.compression",
     "selection_names": "benchsel.solvers.compression",
-    "get_estimator": "benchsel.formulations.estimators",
-    "estimator_names": "benchsel.formulations.estimators",
-    "list_estimators": "benchsel.formulations.estimators",
-    "register_estimator": "benchsel.formulations.estimators",
-    "Estimator": "benchsel.formulations.estimators",
-    "fit_irt": "benchsel.formulations.irt",
+    "get_estimator": "benchsel.formulations.estimation",
+    "estimator_names": "benchsel.formulations.estimation",
+    "list_estimators": "benchsel.formulations.estimation",
+    "register_estimator": "benchsel.formulations.estimation",
+    "Estimator": "benchsel.formulations.estimation",
+    "fit_irt": "benchsel.formulations.estimation.irt",
     # RepCore alignment
     "RepCoreAligner": "benchsel.formulations.repcore",
     "align_hidden_states": "benchsel.formulations.repcore",
@@ -95,20 +95,20 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.core.model import LinearModel, ModelBuilder
     from benchsel.formulations.core.mps import write_mps
     from benchsel.formulations.core.result import MethodOutput, Result, Termination
-    from benchsel.formulations.estimators import (
+    from benchsel.formulations.estimation import (
         Estimator,
         estimator_names,
         get_estimator,
         list_estimators,
         register_estimator,
     )
+    from benchsel.formulations.estimation.bayes_eval import EvaluationResult, bayesame_evaluate
+    from benchsel.formulations.estimation.bayes_multi import MultiTargetResult, bayesame_multi_evaluate
+    from benchsel.formulations.estimation.irt import fit_irt
     from benchsel.formulations.holocosm import RankingRiskReconstruction
-    from benchsel.formulations.irt import fit_irt
     from benchsel.formulations.kmedoids import KMedoids
     from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
     from benchsel.formulations.repcore import RepCoreAligner, align_hidden_states
-    from benchsel.heuristics.bayes_eval import EvaluationResult, bayesame_evaluate
-    from benchsel.heuristics.bayes_multi import MultiTargetResult, bayesame_multi_evaluate
     from benchsel.instances.files import load_instance, save_instance
     from benchsel.instances.hidden import load_hidden_states, make_hidden_states
     from benchsel.instances.orlib import load_pmed

@@ -51,8 +51,8 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchsel.formulations.bayes import BatchData, BatchInformationGain  # noqa: E402
-from benchsel.heuristics.bayes import SwapState  # noqa: E402
-from benchsel.heuristics.bayes_eval import (  # noqa: E402
+from benchsel.formulations.bayes.search import SwapState  # noqa: E402
+from benchsel.formulations.estimation.bayes_eval import (  # noqa: E402
     bayes_aipw_evaluate,
     bayesame_evaluate,
     rs_mean_evaluate,

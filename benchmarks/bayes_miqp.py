@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.bayes import BatchInformationGain
+from benchsel.formulations.bayes.search import count_vectors
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.heuristics.bayes import count_vectors
 from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
 

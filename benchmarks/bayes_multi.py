@@ -72,8 +72,8 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from benchsel.heuristics.bayes_eval import bayesame_evaluate, stopping_point  # noqa: E402
-from benchsel.heuristics.bayes_multi import STRATEGIES, bayesame_multi_evaluate  # noqa: E402
+from benchsel.formulations.estimation.bayes_eval import bayesame_evaluate, stopping_point  # noqa: E402
+from benchsel.formulations.estimation.bayes_multi import STRATEGIES, bayesame_multi_evaluate  # noqa: E402
 from benchsel.instances.responses import load_responses  # noqa: E402
 
 from ._data import default_data_dir  # noqa: E402

@@ -32,8 +32,8 @@ ESTIMATORS = ("mean", "cluster-weighted", "ridge", "ridge:target=unseen", "repco
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchsel.formulations import irt
-    from benchsel.formulations.estimators import get_estimator
+    from benchsel.formulations.estimation import irt
+    from benchsel.formulations.estimation import get_estimator
 
     from .fidelity import parse_spec
     from .suites import irt_responses

@@ -159,7 +159,7 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
     ``unit`` holds ``data_dir, dataset, protocol, split, ks, selections, estimators, time_limit, done``
     (``done``: set of row keys already stored).
     """
-    from benchsel.formulations.estimators import get_estimator
+    from benchsel.formulations.estimation import get_estimator
 
     Y = load_dataset(unit["data_dir"], unit["dataset"])
     src, tgt = split_models(Y, unit["protocol"], unit["split"])
@@ -274,7 +274,7 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
         estimators: Sequence[str] = DEFAULT_ESTIMATORS, time_limit: float = TIME_LIMIT, jobs: int = 1,
         progress: bool = True) -> list[dict[str, Any]]:
     """Run the missing rows of the grid (resumable); returns every stored row of the grid."""
-    from benchsel.formulations.estimators import get_estimator
+    from benchsel.formulations.estimation import get_estimator
     from benchsel.solvers.compression import get_selection, selection_names
 
     sels = list(selections) if selections else selection_names()

@@ -57,7 +57,7 @@ import numpy as np  # noqa: E402
 from scipy.special import comb  # noqa: E402
 from scipy.stats import t as student_t  # noqa: E402
 
-from benchsel.formulations.estimators import get_estimator  # noqa: E402
+from benchsel.formulations.estimation import get_estimator  # noqa: E402
 from benchsel.formulations.kmedoids import KMedoids, dissimilarity  # noqa: E402
 from benchsel.formulations.repcore import RepCoreAligner  # noqa: E402
 from benchsel.instances.hidden import make_hidden_states  # noqa: E402

@@ -575,7 +575,7 @@ def _fidelity_runner(args: Any, data_dir: Path | None) -> int:
        "cluster-weighted, ridge, repcore-ridge, IRT, stacked, ...) on 4 real binary response sets, interpolation and "
        "extrapolation, k = 10/25/50/100, MAE with 95 % intervals over splits (--seeds splits, default 10)",
        time_limit=10.0, needs_data=("responses/benchmark_prediction/glue_sst2.npz",),
-       module="benchsel.formulations.estimators", runner=_fidelity_runner)
+       module="benchsel.formulations.estimation", runner=_fidelity_runner)
 def _fidelity(data_dir: Path | None) -> list[InstanceSpec]:
     return []  # its own driver (see _fidelity_runner): no formulation grid
 
@@ -599,7 +599,7 @@ def estimator_fidelity(f: Any, selection: np.ndarray, *, Y_source: np.ndarray, t
     Y_source : ndarray, shape (S, N)
     targets : ndarray, shape (G, N)
     estimator : str
-        A name for :func:`benchsel.formulations.estimators.get_estimator`.
+        A name for :func:`benchsel.formulations.estimation.get_estimator`.
 
     Returns
     -------
@@ -607,7 +607,7 @@ def estimator_fidelity(f: Any, selection: np.ndarray, *, Y_source: np.ndarray, t
         ``mae`` (accuracy points on the 0-1 scale), ``mean_nmae`` (over the
         targets' score range), ``mean_sp`` (Spearman), ``mean_tau`` (Kendall tau-b).
     """
-    from benchsel.formulations.estimators import get_estimator
+    from benchsel.formulations.estimation import get_estimator
 
     est = np.asarray(get_estimator(estimator).fit(Y_source, selection).predict(targets[:, selection]), dtype=float)
     return _target_scores(est, targets.mean(axis=1))

@@ -43,6 +43,7 @@ from benchsel.formulations.holocosm import FEAS_TOL, RankingRiskReconstruction, 
 from benchsel.formulations.kmedoids import KMedoids
 
 from ._common import Clock, output, progress
+from .kmedoids import run_fasterpam
 
 __all__ = [
     "AnnealOutcome",
@@ -836,7 +837,6 @@ def anchorpoints(f: RankingRiskReconstruction, metric: int | str = "average", se
         k = check_int(metric, "metric", low=0, high=f.n_metrics - 1)
         F = X[:, :, k]
         name = f"anchorpoints_m{k}"
-    from .kmedoids import run_fasterpam
 
     km = KMedoids.from_features(F.T, f.budget, metric="correlation")
     out = run_fasterpam(km, time_limit=None, seed=seed)

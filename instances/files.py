@@ -23,6 +23,7 @@ import hashlib
 import importlib
 import json
 import numbers
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,7 +32,12 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations.base import Formulation
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.mps import read_name_map
+from benchsel.formulations.core.registry import formulation_classes as registered_formulations
+
+from .orlib import load_pmed
 
 __all__ = ["MpsInstance", "class_path", "decode_params", "encode_params", "fingerprint", "formulation_class",
            "load_instance", "read_npz", "save_instance"]
@@ -41,29 +47,47 @@ VERSION = 1
 # Top-level package names of releases before the ``benchsel`` namespace: class
 # paths saved by them (``"formulations.kmedoids:KMedoids"``) still load.
 _PRE_NAMESPACE = frozenset({"formulations", "solvers", "heuristics", "instances", "benchmarks"})
+#: The only modules an instance file's ``__class__`` may name.
+_OWN_PREFIX = "benchsel.formulations."
 
 
 def class_path(cls: type) -> str:
-    """``"module:ClassName"`` of a class."""
+    """``"module:ClassName"`` of a class, with the shortest package path that exports it.
+
+    ``KMedoids`` is defined in ``benchsel.formulations.kmedoids.problem`` and
+    exported by ``benchsel.formulations.kmedoids``: the file records the latter,
+    so a later split of the package does not break saved files.
+    """
+    parts = cls.__module__.split(".")
+    for depth in range(3, len(parts)):
+        parent = sys.modules.get(".".join(parts[:depth]))
+        if parent is not None and getattr(parent, cls.__qualname__, None) is cls:
+            return f"{parent.__name__}:{cls.__qualname__}"
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def formulation_class(path: str) -> type:
     """The formulation class named by ``"module:ClassName"`` (a subclass of ``Formulation``)."""
-    from benchsel.formulations.base import Formulation
 
     if not isinstance(path, str) or ":" not in path:
         raise InvalidInputError(f"class: expected 'module:ClassName', got {path!r}")
     mod, _, name = path.partition(":")
     if mod.split(".")[0] in _PRE_NAMESPACE:  # files saved before the ``benchsel`` namespace
         mod = f"benchsel.{mod}"
+    # checked before anything is imported: only benchsel's own formulation modules may be named
+    if not (mod.startswith(_OWN_PREFIX) and all(p.isidentifier() for p in mod.split("."))
+            and all(p.isidentifier() for p in name.split("."))):
+        raise InvalidInputError(
+            f"class: {path!r} is not a benchsel Formulation class; instance files name only the package's own "
+            f"formulation classes ('{_OWN_PREFIX}<module>:<Class>')"
+        )
     try:
         obj: Any = importlib.import_module(mod)
         for part in name.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as e:
         raise InvalidInputError(f"class: cannot import formulation class {path!r} ({type(e).__name__}: {e})") from None
-    if not (isinstance(obj, type) and issubclass(obj, Formulation)):
+    if not (isinstance(obj, type) and issubclass(obj, Formulation) and obj in registered_formulations()):
         raise InvalidInputError(f"class: {path!r} is not a benchsel Formulation subclass")
     return obj
 
@@ -179,7 +203,6 @@ def save_instance(f: Any, path: str | Path) -> Path:
     Path
         The file written.
     """
-    from benchsel.formulations.base import Formulation
 
     if not isinstance(f, Formulation):
         raise InvalidInputError(f"f: expected a benchsel Formulation, got {type(f).__name__}")
@@ -320,11 +343,9 @@ def load_instance(path: str | Path) -> Any:
     if suffix == ".npz":
         return _load_npz(path)
     if suffix == ".txt":
-        from .orlib import load_pmed
 
         return load_pmed(path)
     if suffix == ".mps":
-        from benchsel.formulations.core.mps import read_name_map
 
         _check_mps(path)
         info = read_name_map(path)

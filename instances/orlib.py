@@ -16,6 +16,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.validation import check_allocation
+from benchsel.formulations.kmedoids import KMedoids
 
 __all__ = ["load_pmed", "load_pmed_optima", "pmed_graph", "read_pmed_graph"]
 
@@ -99,7 +100,6 @@ def read_pmed_graph(path: str | Path) -> tuple[np.ndarray, int]:
 
 
 def _load(path: str | Path, k: int | None) -> tuple[Any, int]:
-    from benchsel.formulations.kmedoids import KMedoids
 
     G, p = pmed_graph(path)
     try:

@@ -15,6 +15,16 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import (
+    as_array,
+    check_allocation,
+    check_choice,
+    check_float,
+    check_int,
+    check_rng,
+)
+
+from .files import read_npz
 
 __all__ = ["LOWER_IS_BETTER_FILES", "Responses", "load_responses"]
 
@@ -95,9 +105,7 @@ def load_responses(path: str | Path, *, lower_is_better: bool | Sequence[bool] |
     -------
     Responses
     """
-    from benchsel.formulations.core.validation import as_array
 
-    from .files import read_npz
 
     path = Path(path)
     if not path.is_file():
@@ -187,7 +195,6 @@ def make_multimetric(n_models: int = 20, n_items: int = 1000, n_metrics: int = 4
     Responses
         ``Y`` of shape (M, N, K), float.
     """
-    from benchsel.formulations.core.validation import check_choice, check_float, check_int, check_rng
 
     M = check_int(n_models, "n_models", low=2)
     N = check_int(n_items, "n_items", low=2)
@@ -198,7 +205,6 @@ def make_multimetric(n_models: int = 20, n_items: int = 1000, n_metrics: int = 4
     nz = check_float(noise, "noise", low=0.0)
     check_choice(kind, "kind", ("continuous", "binary"))
     nlib = check_int(n_lower_is_better, "n_lower_is_better", low=0, high=K)
-    from benchsel.formulations.core.validation import check_allocation
 
     check_allocation(8 * 8.0 * M * N * K, "n_items", f"responses of {M} models x {N} items x {K} metrics")
     rng = check_rng(seed)
@@ -290,7 +296,6 @@ def paper_split(data: Any, n_sources: int = 6, *, lower_is_better: Any = None) -
     -------
     SourceTargetSplit
     """
-    from benchsel.formulations.core.validation import as_array, check_int
 
     if isinstance(data, Responses):
         if lower_is_better is not None:

@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.core.validation import check_allocation, check_choice, check_int, check_rng
+from benchsel.formulations.kmedoids import KMedoids
 
 __all__ = ["make_benchmark_responses", "make_kmedoids"]
 
@@ -29,7 +30,6 @@ def make_kmedoids(n: int = 60, k: int = 5, *, dim: int = 2, n_clusters: int | No
         Draw item weights uniformly from [0.5, 2].
     seed : int or Generator
     """
-    from benchsel.formulations.kmedoids import KMedoids
 
     n = check_int(n, "n", low=2)
     dim = check_int(dim, "dim", low=1)

@@ -14,6 +14,7 @@ from benchsel.formulations.core.errors import (
     UnknownMethodError,
 )
 from benchsel.formulations.core.model import Block, LinearModel, ModelBuilder
+from benchsel.formulations.core.mps import write_mps
 from benchsel.formulations.core.result import MethodOutput, Result, Termination
 
 from .api import solve
@@ -41,11 +42,3 @@ __all__ = [
     "solve",
     "write_mps",
 ]
-
-
-def __getattr__(name: str):
-    if name == "write_mps":
-        from benchsel.formulations.core.mps import write_mps
-
-        return write_mps
-    raise AttributeError(f"module 'benchsel.solvers' has no attribute {name!r}")

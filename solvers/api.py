@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations.base import Formulation
 from benchsel.formulations.core.errors import InvalidInputError, NumericalError
 from benchsel.formulations.core.options import Option, check_options
 from benchsel.formulations.core.result import MethodOutput, Result, Termination, mip_gap
@@ -21,7 +22,6 @@ __all__ = ["check_solve_args", "error_result", "finalize", "solve", "take_option
 
 def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) -> tuple[float | None, int | None]:
     """Pure checks of :func:`solve`'s arguments; returns (time_limit, seed)."""
-    from benchsel.formulations.base import Formulation
 
     if not isinstance(formulation, Formulation):
         raise InvalidInputError(

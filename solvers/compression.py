@@ -32,7 +32,11 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.core.validation import _describe, check_int
+from benchsel.formulations.core.validation import check_int, describe
+from benchsel.formulations.estimation import check_scores, get_estimator
+from benchsel.formulations.estimation.irt import fit_irt
+from benchsel.formulations.kmedoids import KMedoids
+from benchsel.solvers.api import solve
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
@@ -64,7 +68,6 @@ def anchor_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0) -> Any:
     seed : int
         Unused (the problem is deterministic).
     """
-    from benchsel.formulations.kmedoids import KMedoids
 
     return KMedoids.from_features(np.asarray(Y_source, dtype=float).T, k, metric="correlation")
 
@@ -82,8 +85,6 @@ def irt_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0, dim: int = 1) -> A
     dim : int
         Latent dimension of the 2PL model.
     """
-    from benchsel.formulations.irt import fit_irt
-    from benchsel.formulations.kmedoids import KMedoids
 
     model = fit_irt(Y_source, dim, seed=seed)
     return KMedoids.from_features(model.item_embedding(), k, metric="euclidean")
@@ -125,9 +126,9 @@ def register_selection(name: str, build: Callable[..., Any], method: str, *, opt
     if not isinstance(name, str) or not name or ":" in name:
         raise InvalidInputError(f"name: expected a non-empty selection name without ':', got {name!r}")
     if not callable(build):
-        raise InvalidInputError(f"build: expected a callable build(Y_source, k, seed), got {_describe(build)}")
+        raise InvalidInputError(f"build: expected a callable build(Y_source, k, seed), got {describe(build)}")
     if not isinstance(method, str):
-        raise InvalidInputError(f"method: expected a registered method name, got {_describe(method)}")
+        raise InvalidInputError(f"method: expected a registered method name, got {describe(method)}")
     s = Selection(name, build, method, dict(options or {}), description)
     _SELECTIONS[name] = s
     return s
@@ -166,7 +167,6 @@ def check_matrix(Y: Any, k: int | None = None, name: str = "Y") -> tuple[np.ndar
     the shape can only make sense transposed (``k`` not below the number of
     columns while the rows could hold it).
     """
-    from benchsel.formulations.estimators import check_scores
 
     labels = None
     if hasattr(Y, "columns") and hasattr(Y, "to_numpy"):
@@ -235,7 +235,6 @@ def select_items(Y_source: Any, k: int, selection: str = "kmedoids", *, seed: in
     **options
         Method options, overriding the selection's own.
     """
-    from benchsel.solvers.api import solve
 
     s = get_selection(selection)
     Y, _ = check_matrix(Y_source, None, "Y_source")
@@ -264,7 +263,7 @@ class Compressed:
     ----------
     items : ndarray of int64, shape (k,)
         Selected item indices (columns of the matrix given to :func:`compress`).
-    estimator : benchsel.formulations.estimators.Estimator
+    estimator : benchsel.formulations.estimation.Estimator
         Fitted; its columns are ``items`` in this order.
     selection : SelectionResult
     item_labels : ndarray, shape (k,), optional
@@ -323,7 +322,7 @@ def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DE
         How to choose the items (:func:`selection_names`): ``"kmedoids"``
         (default), ``"kmedoids-highs"``, ``"irt-anchor"``, ``"random"``.
     estimator : str
-        Estimator of the full score (:func:`benchsel.formulations.estimators.estimator_names`).
+        Estimator of the full score (:func:`benchsel.formulations.estimation.estimator_names`).
     seed : int
         Seeds the selection and the estimator (where they draw).
     time_limit : float, optional
@@ -338,7 +337,6 @@ def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DE
     Compressed
         ``items``, the fitted ``estimator`` and ``predict(Y_new[:, items])``.
     """
-    from benchsel.formulations.estimators import get_estimator
 
     A, labels = check_matrix(Y, None, "Y")
     k = check_int(k, "k", low=1)

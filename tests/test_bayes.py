@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from benchsel.formulations import BatchInformationGain
 from benchsel.formulations.bayes import BatchData, BayesModel, SequentialPosterior, bucketize
-from benchsel.heuristics.bayes import (
+from benchsel.formulations.bayes.search import (
     SwapState,
     count_vectors,
     exhaustive_search,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchsel.formulations.bayes import BayesModel, bucketize
-from benchsel.heuristics.bayes_eval import (
+from benchsel.formulations.estimation.bayes_eval import (
     BayesianRidge,
     bayes_aipw_evaluate,
     bayesame_evaluate,

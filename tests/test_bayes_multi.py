@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from benchsel.formulations.bayes import BayesModel
-from benchsel.heuristics.bayes_eval import EvaluationResult
-from benchsel.heuristics.bayes_multi import (
+from benchsel.formulations.estimation.bayes_eval import EvaluationResult
+from benchsel.formulations.estimation.bayes_multi import (
     LMCObjective,
     LMCParams,
     MultiTargetResult,

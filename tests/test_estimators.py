@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from benchsel.benchmarks.suites import irt_responses
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.estimators import (
+from benchsel.formulations.estimation import (
     RIDGE_ALPHAS,
     estimator_names,
     get_estimator,
@@ -171,7 +171,7 @@ def test_repcore_ridge_matches_scikit_learn_ridge(data):
 
 
 def test_bayes_aipw_matches_the_sequential_baseline(data):
-    from benchsel.heuristics.bayes_eval import BayesianRidge
+    from benchsel.formulations.estimation.bayes_eval import BayesianRidge
 
     src, tgt, sel = data
     est = get_estimator("bayes-aipw").fit(src, sel)
@@ -253,7 +253,7 @@ def test_irt_variants(data):
 
 
 def test_irt_recovers_the_ranking_of_abilities():
-    from benchsel.formulations.irt import fit_irt
+    from benchsel.formulations.estimation.irt import fit_irt
 
     Y = irt_responses(40, 200, seed=8)  # rows sorted by mean score
     m = fit_irt(Y, 1, cache=False)
@@ -334,7 +334,7 @@ def test_bad_input(data):
 
 
 def test_register_estimator_and_errors():
-    from benchsel.formulations.estimators import Estimator
+    from benchsel.formulations.estimation import Estimator
 
     class Median(Estimator):
         name = "test-median"
@@ -368,7 +368,7 @@ def test_timing_goal_shapes():
 def test_irt_gradient_matches_finite_differences():
     from scipy.optimize import check_grad
 
-    from benchsel.formulations.irt import irt_objective
+    from benchsel.formulations.estimation.irt import irt_objective
 
     rng = np.random.default_rng(9)
     Y = (rng.uniform(size=(7, 11)) < 0.6).astype(float)

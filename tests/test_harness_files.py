@@ -123,3 +123,27 @@ def test_instance_file_saved_before_the_namespace_still_loads(tmp_path):
     np.savez(old, **arrays)
     g = load_instance(old)
     _same(f, g)
+
+
+@pytest.mark.parametrize("named", ["this:Zen", "os:system", "benchsel.solvers.api:solve",
+                                   "benchsel.formulations.base:Check", "benchsel.formulations.kmedoids:KMedoids.evaluate"])
+def test_an_instance_file_naming_a_foreign_class_is_refused_before_any_import(tmp_path, named):
+    import subprocess
+    import sys
+
+    path = save_instance(make_kmedoids(12, 2, seed=0), tmp_path / "km.npz")
+    z = dict(np.load(path))
+    z["__class__"] = np.array(named)
+    np.savez_compressed(path, **z)
+    code = (
+        "import sys\n"
+        "from benchsel.instances.files import load_instance\n"
+        "from benchsel.formulations.core.errors import InvalidInputError\n"
+        "before = set(sys.modules)\n"
+        f"try:\n    load_instance({str(path)!r})\nexcept InvalidInputError as e:\n    print('refused:', e)\n"
+        "print('imported:', sorted(m for m in set(sys.modules) - before if m in ('this', 'os.system')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "refused: class:" in out.stdout
+    assert "imported: []" in out.stdout and "Beautiful is better" not in out.stdout

@@ -43,7 +43,7 @@ def _naive_dissimilarity(X, metric):
 # ---------------------------------------------------------------- distances
 @pytest.mark.parametrize("metric", ["correlation", "cosine", "euclidean"])
 def test_blockwise_dissimilarity_matches_the_dense_formula(metric, monkeypatch):
-    import benchsel.formulations.kmedoids as km
+    import benchsel.formulations.kmedoids.distances as km
 
     monkeypatch.setattr(km, "_BLOCK", 64)  # many blocks
     X = np.random.default_rng(0).normal(size=(50, 7))
@@ -393,7 +393,7 @@ def test_fasterpam_warm_start_may_use_half_the_limit_with_no_cap(monkeypatch):
             seen.append((self.m.name, time_limit))
             return self.m.run(f, time_limit=time_limit, seed=seed)
 
-    monkeypatch.setattr(registry, "get_method", lambda name: Spy(real(name)))
+    monkeypatch.setattr(_exact, "get_method", lambda name: Spy(real(name)))
     f = make_kmedoids(40, 3, seed=1, dim=3)
     for limit, want in ((600.0, 300.0), (None, None), (4.0, 2.0)):
         sel, source = _exact._warm_start(f, "auto", _exact.Budget(limit), 0)
@@ -510,7 +510,7 @@ def test_coreset_scale_script_and_suite(capsys, tmp_path):
 
 
 def test_lagrangian_terms_sorted_equal_dense():
-    from benchsel.formulations.kmedoids import _LagrangeTerms
+    from benchsel.formulations.kmedoids.bounds import _LagrangeTerms
 
     f = make_kmedoids(200, 5, seed=2, weighted=True, metric="correlation", dim=5)
     Dc, w, rows = f._cost_matrix(), f.weights, f.sorted_candidates()

@@ -113,7 +113,7 @@ def test_batch_miqp_proves_the_exhaustive_optimum(seed, binary, k, model, varian
 
 def test_batch_outer_approximation_cuts_are_tangent_and_valid():
     """Every cut lies below f everywhere (random count vectors) and touches it at its own point."""
-    from benchsel.formulations.bayes import _BatchOACuts
+    from benchsel.formulations.bayes.problem import _BatchOACuts
 
     rng = np.random.default_rng(5)
     for binary in (False, True):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidInputError
-from .validation import _describe, check_float, check_int
+from .validation import check_float, check_int, describe
 
 __all__ = ["Option", "check_options", "option_names"]
 
@@ -82,7 +82,7 @@ class Option:
                                high_open=self.high_open)
         if self.kind == "bool":
             if not isinstance(value, bool) and not (hasattr(value, "dtype") and value.dtype == bool):
-                raise InvalidInputError(f"{n}: expected true or false, got {_describe(value)}")
+                raise InvalidInputError(f"{n}: expected true or false, got {describe(value)}")
             return bool(value)
         if self.kind == "choice":
             for c in self.choices:
@@ -91,11 +91,11 @@ class Option:
             raise InvalidInputError(f"{n}: expected one of {', '.join(map(repr, self.choices))}, got {value!r}")
         if self.kind == "str":
             if not isinstance(value, str):
-                raise InvalidInputError(f"{n}: expected a string, got {_describe(value)}")
+                raise InvalidInputError(f"{n}: expected a string, got {describe(value)}")
             return value
         if self.kind == "mapping":
             if not isinstance(value, Mapping):
-                raise InvalidInputError(f"{n}: expected a mapping of names to values, got {_describe(value)}")
+                raise InvalidInputError(f"{n}: expected a mapping of names to values, got {describe(value)}")
             return dict(value)
         return value
 
@@ -145,7 +145,7 @@ def check_options(options: Mapping[str, Any], declared: Sequence[Option], method
         An unknown name (the known ones are listed) or a bad value (named).
     """
     if not isinstance(options, Mapping):
-        raise InvalidInputError(f"options: expected a mapping of option names to values, got {_describe(options)}")
+        raise InvalidInputError(f"options: expected a mapping of option names to values, got {describe(options)}")
     spec = {o.name: o for o in declared}
     extra = set(passthrough)
     unknown = sorted(k for k in options if k not in spec and k not in extra)

@@ -36,7 +36,7 @@ __all__ = [
 MAX_MAGNITUDE = 1e150
 
 
-def _describe(x: Any) -> str:
+def describe(x: Any) -> str:
     if isinstance(x, np.ndarray):
         return f"an array of shape {x.shape} and dtype {x.dtype}"
     return f"{type(x).__name__} {x!r}" if np.isscalar(x) or x is None else type(x).__name__
@@ -78,7 +78,7 @@ def as_array(
             x = x.to_numpy()
         raw = x if isinstance(x, np.ndarray) else np.asarray(x)
     except (TypeError, ValueError) as e:
-        raise InvalidInputError(f"{name}: expected a numeric array, got {_describe(x)} ({e})") from None
+        raise InvalidInputError(f"{name}: expected a numeric array, got {describe(x)} ({e})") from None
     if raw.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         raise InvalidInputError(f"{name}: expected real numbers, got a complex array of shape {raw.shape} "
                                 f"(take .real explicitly if the imaginary part is meant to be dropped)")
@@ -87,7 +87,7 @@ def as_array(
     try:
         arr = np.asarray(raw, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as e:
-        raise InvalidInputError(f"{name}: expected a numeric array, got {_describe(raw)} ({e})") from None
+        raise InvalidInputError(f"{name}: expected a numeric array, got {describe(raw)} ({e})") from None
     want = shape_doc or (str(tuple(shape)) if shape is not None else None)
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
@@ -123,7 +123,7 @@ def _object_numeric(raw: np.ndarray, name: str) -> np.ndarray:
                                 f"(first {first!r})")
     for i, v in enumerate(raw.flat):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-            raise InvalidInputError(f"{name}: expected real numbers, got {_describe(v)} at flat index {i}")
+            raise InvalidInputError(f"{name}: expected real numbers, got {describe(v)} at flat index {i}")
     return raw.astype(float)
 
 
@@ -228,12 +228,12 @@ def check_int(x: Any, name: str, *, low: int | None = None, high: int | None = N
               high_doc: str | None = None) -> int:
     """An integer in ``[low, high]`` (inclusive)."""
     if isinstance(x, (bool, np.bool_)):
-        raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")
+        raise InvalidInputError(f"{name}: expected an integer, got {describe(x)}")
     if not isinstance(x, numbers.Integral):
         if isinstance(x, numbers.Real) and math.isfinite(float(x)) and float(x).is_integer():
             x = int(float(x))
         else:
-            raise InvalidInputError(f"{name}: expected an integer, got {_describe(x)}")
+            raise InvalidInputError(f"{name}: expected an integer, got {describe(x)}")
     x = int(x)
     lo = low_doc or str(low)
     hi = high_doc or str(high)
@@ -250,7 +250,7 @@ def check_float(x: Any, name: str, *, low: float | None = None, high: float | No
                 low_open: bool = False, high_open: bool = False) -> float:
     """A finite real in the given (open or closed) interval."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise InvalidInputError(f"{name}: expected a real number, got {_describe(x)}")
+        raise InvalidInputError(f"{name}: expected a real number, got {describe(x)}")
     x = float(x)
     if not np.isfinite(x):
         raise InvalidInputError(f"{name}: expected a finite number, got {x}")
@@ -278,7 +278,7 @@ def check_rng(seed: Any, name: str = "seed") -> np.random.Generator:
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return np.random.default_rng(seed)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise InvalidInputError(f"{name}: expected a non-negative int, None or numpy Generator, got {_describe(seed)}")
+        raise InvalidInputError(f"{name}: expected a non-negative int, None or numpy Generator, got {describe(seed)}")
     return np.random.default_rng(int(seed))
 
 
@@ -300,7 +300,7 @@ def as_index_array(x: Any, n: int, name: str, *, what: str = "item indices", all
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"{name}: expected a 1-D array of {what}, got {_describe(x)}") from None
+        raise InvalidInputError(f"{name}: expected a 1-D array of {what}, got {describe(x)}") from None
     if arr.dtype == bool:
         if arr.ndim != 1 or arr.size != n:
             raise InvalidInputError(
@@ -338,7 +338,7 @@ def check_selection(selection: Any, n_items: int, name: str = "selection") -> np
     try:
         arr = np.asarray(selection)
     except Exception:  # pragma: no cover - exotic input
-        raise InvalidInputError(f"{name}: expected a 1-D array of item indices, got {_describe(selection)}") from None
+        raise InvalidInputError(f"{name}: expected a 1-D array of item indices, got {describe(selection)}") from None
     if arr.dtype == bool and arr.ndim == 1 and arr.size == n_items:
         arr = np.flatnonzero(arr)
     if arr.ndim != 1:

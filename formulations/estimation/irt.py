@@ -36,15 +36,8 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.validation import check_float, check_int, check_rng
 
-from .estimators import (
-    Estimator,
-    _item_features,
-    check_scores,
-    cluster_shares,
-    register_estimator,
-    selection_distances,
-    single_thread,
-)
+from .base import Estimator, check_scores, register_estimator, single_thread
+from .weighted import _item_features, cluster_shares, selection_distances
 
 __all__ = ["IRTEstimator", "IRTModel", "fit_irt", "irt_objective"]
 

@@ -2,7 +2,7 @@
 
 ``min_{S subset of candidates, |S| = k}  sum_i w_i * min_{j in S} D[i, j]``
 
-The package is split along its concerns: :mod:`.dissimilarity` (the matrix,
+The package is split along its concerns: :mod:`.distances` (the dissimilarity matrix,
 block by block), :mod:`.checks` (argument checks), :mod:`.problem` (the
 :class:`KMedoids` formulation and its linear statements), :mod:`.bounds`
 (sorted candidate lists and the Lagrangian bound), :mod:`.benders` (the
@@ -14,7 +14,7 @@ from __future__ import annotations
 from .benders import BendersCuts
 from .bounds import SortedRows
 from .checks import ModelTooLargeError
-from .dissimilarity import DTYPES, METRICS, dissimilarity
+from .distances import DTYPES, METRICS, dissimilarity
 from .problem import KMedoids
 from .swap import SwapState
 

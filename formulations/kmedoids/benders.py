@@ -9,7 +9,7 @@ import numpy as np
 from benchsel.formulations.core.model import RowBlock
 
 from .bounds import SortedRows
-from .dissimilarity import _BLOCK, _row_block
+from .distances import _BLOCK, _row_block
 from .swap import SwapState
 
 if TYPE_CHECKING:

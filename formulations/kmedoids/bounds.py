@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .dissimilarity import _row_block
+from .distances import _row_block
 
 if TYPE_CHECKING:
     from .problem import KMedoids

@@ -16,7 +16,7 @@ from benchsel.formulations.core.validation import (
     check_magnitude,
 )
 
-from .dissimilarity import METRICS, _check_float32, _dtype
+from .distances import METRICS, _check_float32, _dtype
 
 
 class ModelTooLargeError(InvalidInputError):

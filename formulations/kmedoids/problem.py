@@ -30,11 +30,11 @@ from benchsel.formulations.core.validation import (
 )
 
 from ..base import Check, Formulation
-from ..estimators import ClusterWeighted
+from ..estimation.weighted import ClusterWeighted
 from .benders import BendersCuts
 from .bounds import SortedRows, _available_bytes, _row_extremes, lagrangian_bound
 from .checks import ModelTooLargeError, _features_iv, _graph_distances, _kmedoids_iv
-from .dissimilarity import _row_block, dissimilarity
+from .distances import _row_block, dissimilarity
 
 
 class KMedoids(Formulation):
@@ -283,7 +283,7 @@ class KMedoids(Formulation):
         -------
         float or ndarray, shape (G,)
             ``sum_j (cluster weight share of j) * score on j`` (the
-            ``"cluster-weighted"`` estimator of :mod:`benchsel.formulations.estimators`
+            ``"cluster-weighted"`` estimator of :mod:`benchsel.formulations.estimation`
             on this instance's dissimilarities and weights).
         """
         sel = np.asarray(selection)

@@ -33,6 +33,7 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.solvers.registry import get_method
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -184,7 +185,6 @@ def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[n
         raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {given!r}")
     name = f.warm_start_method
     if name:
-        from benchsel.solvers.registry import get_method
 
         # a formulation may give its heuristic more of the budget (share, cap in seconds or None: no cap)
         share, cap = f.warm_start_budget

@@ -79,6 +79,7 @@ from benchsel.solvers.backends.common import (
     refuse_quadratic,
     run_exact,
 )
+from benchsel.solvers.backends.highs import _highspy, _pass_model
 
 __all__ = ["ScaledModel", "cp_model_module", "default_workers", "scale_model", "solve_model_cpsat"]
 
@@ -393,7 +394,6 @@ class _Checker:
         return self._lp_value(x[self.int_cols])
 
     def _lp_value(self, vals: np.ndarray) -> float | None:
-        from benchsel.solvers.backends.highs import _highspy, _pass_model
 
         hp = _highspy()
         model = self.model

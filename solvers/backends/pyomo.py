@@ -40,6 +40,7 @@ from benchsel.solvers.backends.common import (
     quadratic_acceptor,
     run_exact,
 )
+from benchsel.solvers.backends.highs import _highspy
 
 __all__ = ["solve_pyomo_model", "to_pyomo"]
 
@@ -101,7 +102,6 @@ def solve_pyomo_model(m: Any, *, solver: str = "highs", time_limit: float | None
     pyo = pyomo_environ()
     opts = dict(solver_options or {})
     if solver == "highs":
-        from benchsel.solvers.backends.highs import _highspy
 
         _highspy()  # silence HiGHS' one-time stdout banner
     if solver in _NEW_API:

@@ -57,6 +57,8 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.result import MethodOutput, Termination
 from benchsel.formulations.core.validation import check_time_limit
+from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+from benchsel.solvers.api import solve
 from benchsel.solvers.backends.cpsat import cp_model_module
 from benchsel.solvers.registry import get_method, register_method
 
@@ -410,7 +412,6 @@ def sweep_monotone(feasible_at: Callable[[int, float | None], tuple[str, int | N
 
 # ================================================================= helpers
 def _formulations():
-    from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
 
     return PositionalProportionality, PositionalRepresentation
 
@@ -458,7 +459,6 @@ def _shrink(f: Any, sel: np.ndarray, k: int) -> np.ndarray:
 def _warm_start(f: Any, cls: str, ws: Any, clock: _Clock, share: float, seed: int | None,
                 verbose: bool) -> tuple[np.ndarray, str, float | None]:
     """The upper end: (selection, source, bound from HiGHS or None)."""
-    from benchsel.solvers.api import solve
 
     n = f.n_metrics
     budget = None if clock.limit is None else share * clock.limit
