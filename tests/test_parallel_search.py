@@ -94,7 +94,7 @@ def test_no_further_thread_beyond_the_lazy_rows_memory_budget(monkeypatch):
     lazy = f.linear_model(model="benders", allow_lazy=True).lazy
     assert lazy.memory_budget == 3 * 8 * f.n_items ** 2 + 400 * 2 ** 20  # the k-medoids memory goal
     one = solve(f, "highs", threads=1, **KW)
-    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: lazy.memory_budget - 2**20)  # 1 MB left
+    monkeypatch.setattr(bc.memory, "_peak_rss_bytes", lambda: lazy.memory_budget - 2**20)  # 1 MB left
     monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)  # the default count, on any machine
     res = solve(f, "highs", parallel_after=0.0, **KW)  # the default count is held to the budget
     assert res.extra["search_threads"] == 1 and res.extra["helper_nodes"] == 0
@@ -103,8 +103,8 @@ def test_no_further_thread_beyond_the_lazy_rows_memory_budget(monkeypatch):
     assert res.termination == "optimal" and res.objective == pytest.approx(one.objective, rel=1e-9)
     asked = solve(f, "highs", threads=2, parallel_after=0.0, **KW)  # a count given explicitly is used as is
     assert asked.extra["search_threads"] == 2 and "search_threads_note" not in asked.extra
-    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: 0)  # room for the second thread
-    monkeypatch.setattr(bc, "_rss_bytes", lambda: 2**20)  # and it keeps running (pytest's own memory aside)
+    monkeypatch.setattr(bc.memory, "_peak_rss_bytes", lambda: 0)  # room for the second thread
+    monkeypatch.setattr(bc.memory, "_rss_bytes", lambda: 2**20)  # and it keeps running (pytest's own memory aside)
     two = solve(f, "highs", parallel_after=0.0, **KW)
     assert two.extra["search_threads"] == 2 and "search_threads_note" not in two.extra
 
@@ -115,23 +115,23 @@ def test_a_further_thread_is_expected_to_take_what_the_search_s_lp_side_took(mon
     the default count keeps one thread."""
     from benchsel.solvers.backends import branch_and_cut as bc
 
-    now = bc._rss_bytes()
+    now = bc.memory._rss_bytes()
     assert now is None or now > 0  # Linux: this process's resident memory
     f = _branching_instance()
     budget = f.linear_model(model="benders", allow_lazy=True).lazy.memory_budget
     monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)
-    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: budget // 2)  # room for the static estimate
+    monkeypatch.setattr(bc.memory, "_peak_rss_bytes", lambda: budget // 2)  # room for the static estimate
     calls = []
 
     def rss() -> int:  # the search began at 0 and has since gained more than half the budget
         calls.append(1)
         return 0 if len(calls) == 1 else budget // 2 + 2**20
 
-    monkeypatch.setattr(bc, "_rss_bytes", rss)
+    monkeypatch.setattr(bc.memory, "_rss_bytes", rss)
     res = solve(f, "highs", parallel_after=0.0, **KW)
     assert res.extra["search_threads"] == 1 and "1 of 2 search threads" in res.extra["search_threads_note"]
     assert res.termination == "optimal"
-    monkeypatch.setattr(bc, "_rss_bytes", lambda: 2**20)  # nothing gained: the static estimate fits
+    monkeypatch.setattr(bc.memory, "_rss_bytes", lambda: 2**20)  # nothing gained: the static estimate fits
     two = solve(f, "highs", parallel_after=0.0, **KW)
     assert two.extra["search_threads"] == 2 and "search_threads_note" not in two.extra
     assert two.objective == pytest.approx(res.objective, rel=1e-9)
@@ -146,9 +146,9 @@ def test_the_other_threads_retire_when_the_resident_memory_nears_the_budget(monk
     f = _branching_instance()
     budget = f.linear_model(model="benders", allow_lazy=True).lazy.memory_budget
     monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)
-    monkeypatch.setattr(bc, "_peak_rss_bytes", lambda: 2**20)  # room for a second thread at the start
+    monkeypatch.setattr(bc.memory, "_peak_rss_bytes", lambda: 2**20)  # room for a second thread at the start
     rss = {"now": 2**20}
-    monkeypatch.setattr(bc, "_rss_bytes", lambda: rss["now"])
+    monkeypatch.setattr(bc.memory, "_rss_bytes", lambda: rss["now"])
     spawn = bc.BranchAndCut._spawn
 
     def spawn_then_grow(self):

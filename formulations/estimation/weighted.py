@@ -8,6 +8,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.validation import as_array
 
 from .base import (
     Estimator,
@@ -110,8 +111,6 @@ class ClusterWeighted(Estimator):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        from benchsel.formulations.core.validation import as_array
-
         D = self.params["D"]
         if D is not None:
             D = as_array(D, "D", ndim=2, shape_doc="(N, N)", nonnegative=True)

@@ -1,0 +1,17 @@
+"""Branch-and-cut for models with lazy rows, HiGHS solving every node LP (:class:`BranchAndCut`).
+
+Split along its parts: :mod:`.options`, :mod:`.state` (shared search state,
+nodes, cut pool), :mod:`.search` (the search loop and node LPs), :mod:`.cuts`
+(separation, ageing, fixing), :mod:`.branching` (pseudo-costs, strong
+branching), :mod:`.threads` (further search threads), :mod:`.memory`
+(resident memory).
+"""
+from __future__ import annotations
+
+from . import memory
+from .memory import RETIRE_SHARE
+from .options import BnCOptions
+from .search import BranchAndCut
+from .state import _CutPool
+
+__all__ = ["RETIRE_SHARE", "BnCOptions", "BranchAndCut", "memory"]
