@@ -32,8 +32,7 @@ ESTIMATORS = ("mean", "cluster-weighted", "ridge", "ridge:target=unseen", "repco
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchsel.formulations.estimation import irt
-    from benchsel.formulations.estimation import get_estimator
+    from benchsel.formulations.estimation import get_estimator, irt
 
     from .fidelity import parse_spec
     from .suites import irt_responses

@@ -126,7 +126,8 @@ def test_instance_file_saved_before_the_namespace_still_loads(tmp_path):
 
 
 @pytest.mark.parametrize("named", ["this:Zen", "os:system", "benchsel.solvers.api:solve",
-                                   "benchsel.formulations.base:Check", "benchsel.formulations.kmedoids:KMedoids.evaluate"])
+                                   "benchsel.formulations.base:Check",
+                                   "benchsel.formulations.kmedoids:KMedoids.evaluate"])
 def test_an_instance_file_naming_a_foreign_class_is_refused_before_any_import(tmp_path, named):
     import subprocess
     import sys
