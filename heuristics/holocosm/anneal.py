@@ -364,6 +364,34 @@ def _chains(f: RankingRiskReconstruction, sc: SwapScorer, rng: np.random.Generat
     return best_sel, best_rm, best_rr, scored, w
 
 
+def _anneal_start(f: RankingRiskReconstruction, sc: SwapScorer, rng: np.random.Generator, init: Any, chains: int,
+                  chain_proposals: int, chain_share: float, penalty: float | None, clock: Clock | None,
+                  verbose: bool) -> tuple[np.ndarray, float]:
+    """The annealing's start (``init``, the best bank subset, or the best chain's result) and the chains' penalty."""
+    inf_b, V_b = _keys(f.bank_R_mean, f.bank_R_rank, sc.eps)
+    order = np.lexsort((f.bank_R_mean, V_b, inf_b))
+    if init is not None:
+        start = f.as_selection(init, "init")
+        if start.size != f.budget:
+            raise InvalidInputError(f"init: expected {f.budget} items (the budget), got {start.size}")
+    else:
+        start = f.bank[order[0]]
+    if chains <= 0:
+        return start, 0.0
+    feas_bank = f.bank_R_mean[f.bank_R_rank <= f.eps + FEAS_TOL]
+    ref = float(np.median(feas_bank if feas_bank.size else f.bank_R_mean))
+    w = float(penalty) if penalty is not None else max(ref, 1e-12) / max(f.eps, 1e-12)
+    if not np.isfinite(sc.eps):
+        w = 0.0
+    starts = [start] + [f.bank[order[c % order.size]] for c in range(1, chains)]
+    budget_t = (None if clock is None or clock.limit is None
+                else chain_share * max(clock.limit - clock.elapsed, 0.0))
+    bs, brm, brr, scored, w = _chains(f, sc, rng, starts, chain_proposals, 0.5, 1e-4, w, clock, budget_t)
+    fb = sc.feasible(brr)
+    progress(verbose, f"anneal chains: {chains} x {scored} proposals")
+    return bs[int(np.lexsort((brm, np.where(fb, 0.0, brr), ~fb))[0])], w
+
+
 def anneal_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, max_iter: int | None = None,
                   patience: int | None = None, kick: int = 3, t_start: float = 0.2, t_ratio: float = 1e-3,
                   chains: int = 0, chain_proposals: int = 20_000, chain_share: float = 0.5,
@@ -428,29 +456,7 @@ def anneal_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, max
     N, B = f.n_items, f.budget
     sc = SwapScorer(f, rank_constraint)
     n_ls = int(max_iter) if max_iter is not None else _auto_local_searches(N, B)
-    inf_b, V_b = _keys(f.bank_R_mean, f.bank_R_rank, sc.eps)
-    order = np.lexsort((f.bank_R_mean, V_b, inf_b))
-    if init is not None:
-        start = f.as_selection(init, "init")
-        if start.size != B:
-            raise InvalidInputError(f"init: expected {B} items (the budget), got {start.size}")
-    else:
-        start = f.bank[order[0]]
-    w = 0.0
-    scored = 0
-    if chains > 0:
-        feas_bank = f.bank_R_mean[f.bank_R_rank <= f.eps + FEAS_TOL]
-        ref = float(np.median(feas_bank if feas_bank.size else f.bank_R_mean))
-        w = float(penalty) if penalty is not None else max(ref, 1e-12) / max(f.eps, 1e-12)
-        if not np.isfinite(sc.eps):
-            w = 0.0
-        starts = [start] + [f.bank[order[c % order.size]] for c in range(1, chains)]
-        budget_t = (None if clock is None or clock.limit is None
-                    else chain_share * max(clock.limit - clock.elapsed, 0.0))
-        bs, brm, brr, scored, w = _chains(f, sc, rng, starts, chain_proposals, 0.5, 1e-4, w, clock, budget_t)
-        fb = sc.feasible(brr)
-        start = bs[int(np.lexsort((brm, np.where(fb, 0.0, brr), ~fb))[0])]
-        progress(verbose, f"anneal chains: {chains} x {scored} proposals")
+    start, w = _anneal_start(f, sc, rng, init, chains, chain_proposals, chain_share, penalty, clock, verbose)
     in_S = np.zeros(N, dtype=bool)
     in_S[start] = True
     sel, uns = np.flatnonzero(in_S), np.flatnonzero(~in_S)

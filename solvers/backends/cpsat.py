@@ -504,7 +504,176 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
                                f"{max(deadline - time.perf_counter(), 0.0):.2f} s left"}
     sm = scale_model(model, digits=digits, continuous_resolution=continuous_resolution, max_denominator=max_denominator)
     workers = int(threads) if threads is not None else default_workers()
-    extra: dict[str, Any] = {
+    extra = _scaling_extra(sm, continuous_resolution, workers)
+    cm = cp_model.CpModel()
+    if not _build_proto(cm, cp_model, sm, deadline):
+        extra.update(cpsat_status="NOT_RUN", cpsat_build="unfinished at the time limit")
+        return None, Termination.TIME_LIMIT, None, extra
+    run = _Search(cp_model, cm, model, sm, _Checker(model, key), mip_rel_gap, mip_abs_gap, extra)
+    if warm_start is not None and np.asarray(warm_start).size:
+        run.offer_warm_start(np.asarray(warm_start))
+    bound: float | None = None
+    term = Termination.UNKNOWN
+    while True:
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0.0:
+            term = Termination.TIME_LIMIT
+            break
+        run.hint(warm_start)
+        solver = _solver(cp_model, left, workers, seed, mip_rel_gap, mip_abs_gap, verbose, cpsat_parameters)
+        collect = _Collector(cp_model)
+        status = solver.solve(cm, collect)
+        verdict = run.judge(solver, status, collect.found, max_nogoods)
+        if verdict is not None:
+            bound, term = verdict
+            if term == Termination.TIME_LIMIT and time_limit is None:
+                term = Termination.UNKNOWN
+            break
+    extra.update(run.summary())
+    if bound is not None and not np.isfinite(bound):
+        bound = None
+    best = run.best_sel
+    return (None if best is None else np.asarray(best, dtype=np.int64)), term, bound, extra
+
+
+class _Search:
+    """The state of one CP-SAT call across its solves: the incumbent checked on the original, the refuted
+    selections (no-goods), the cutoff of a certificate solve, and the verdict after each solve."""
+
+    def __init__(self, cp_model: Any, cm: Any, model: LinearModel, sm: ScaledModel, checker: _Checker,
+                 mip_rel_gap: float | None, mip_abs_gap: float | None, extra: dict[str, Any]) -> None:
+        self.cp_model, self.cm, self.proto, self.model, self.sm = cp_model, cm, cm.proto, model, sm
+        self.checker = checker
+        self.rel, self.abs = mip_rel_gap, mip_abs_gap
+        self.extra = extra
+        self.has_obj = bool(np.any(sm.c))
+        self.best_sel: np.ndarray | None = None
+        self.best_val = math.inf
+        self.best_id: tuple[np.ndarray, bytes] | None = None
+        self.refuted: set[bytes] = set()
+        self.values: dict[bytes, float | None] = {}
+        self.cutoff_ct: Any = None
+        self.certificate = False
+        self.solves = 0
+        self.status_name = "NOT_RUN"
+        self.nogood_cols = model.selection_columns() if checker.key is not None else checker.int_cols
+
+    def tol(self, v: float) -> float:
+        return gap_tolerance(v, self.rel, self.abs)
+
+    def offer_warm_start(self, sel: np.ndarray) -> None:
+        v = self.checker.value_of_selection(sel)
+        if v is not None:
+            self.best_sel, self.best_val = sel, v
+            self.best_id = self.checker.identity(_x_of(self.model, sel))
+
+    def hint(self, warm_start: np.ndarray | None) -> None:
+        self.proto.clear_solution_hint()
+        hint = self.best_sel if self.best_sel is not None else warm_start
+        if hint is not None and np.asarray(hint).size:
+            cols, hv = self.model.x_from_selection(np.asarray(hint))
+            self.proto.solution_hint.vars.extend(cols.tolist())
+            self.proto.solution_hint.values.extend([int(v) for v in hv])
+
+    def add_nogood(self, ident: tuple[np.ndarray, bytes]) -> None:
+        vals, name = ident
+        if name in self.refuted:
+            return
+        ones = vals > 0
+        ct = self.proto.constraints.add().linear
+        ct.vars.extend(self.nogood_cols.tolist())
+        ct.coeffs.extend(np.where(ones, 1, -1).tolist())
+        ct.domain.extend([self.cp_model.INT_MIN, int(ones.sum()) - 1])
+        self.refuted.add(name)
+
+    def _check_found(self, found: list[np.ndarray], final: bool) -> tuple[np.ndarray, bytes] | None:
+        """Check every solution CP-SAT showed on the original; the identity of its final one (or None)."""
+        final_id = None
+        for i, V in enumerate(found):
+            Vx = V / self.sm.col_scale
+            ident = self.checker.identity(Vx)
+            if final and i == len(found) - 1:
+                final_id = ident
+            if ident[1] not in self.values:
+                self.values[ident[1]] = z = self.checker.value(Vx)
+                if z is not None and z < self.best_val:
+                    self.best_sel, self.best_val, self.best_id = self.checker.selection(Vx), z, ident
+        return final_id
+
+    def _cut_off(self) -> None:
+        """Ask for a selection better than the incumbent by more than the tolerance (a certificate solve)."""
+        sm, best_val = self.sm, self.best_val
+        cut = math.floor((best_val - self.tol(best_val) + sm.obj_rounding - sm.c0) * sm.obj_scale
+                         + _REL_SLACK * max(1.0, abs(best_val * sm.obj_scale)))
+        if self.cutoff_ct is None:
+            nz = np.flatnonzero(sm.c)
+            self.cutoff_ct = self.proto.constraints.add().linear
+            self.cutoff_ct.vars.extend(nz.tolist())
+            self.cutoff_ct.coeffs.extend(sm.c[nz].tolist())
+            self.cutoff_ct.domain.extend([self.cp_model.INT_MIN, cut])
+        else:
+            self.cutoff_ct.domain[1] = min(int(self.cutoff_ct.domain[1]), cut)
+        self.certificate = True
+
+    def judge(self, solver: Any, status: Any, found: list[np.ndarray], max_nogoods: int
+              ) -> tuple[float | None, Termination] | None:
+        """``(bound, termination)`` when the call is done after this solve, None to solve again."""
+        cp = self.cp_model
+        self.solves += 1
+        self.status_name = solver.status_name(status)
+        solved = status in (cp.OPTIMAL, cp.FEASIBLE)
+        if solved:
+            found.append(np.asarray(list(solver.response_proto.solution), dtype=float))
+        final_id = self._check_found(found, solved)
+        b_cp = float(solver.best_objective_bound) if self.has_obj else float(self.sm.c0)
+        widened = b_cp - self.sm.obj_rounding if np.isfinite(b_cp) else None
+        if self.certificate and self.best_sel is not None and widened is not None:
+            widened = min(widened, self.best_val - self.tol(self.best_val))
+        can_refute = self.checker.can_refute and len(self.refuted) < max_nogoods
+        if status == cp.OPTIMAL:
+            assert final_id is not None
+            if self.values[final_id[1]] is None:  # the copy's optimum fails the original: refute it, solve again
+                if not can_refute:
+                    return widened, Termination.FEASIBLE if self.best_sel is not None else Termination.UNKNOWN
+                self.add_nogood(final_id)
+                return None
+            assert self.best_sel is not None and self.best_id is not None
+            if widened is not None and self.best_val - widened <= self.tol(self.best_val):
+                return widened, Termination.OPTIMAL
+            # the checked objective is not within the tolerance of the widened bound: certificate solve
+            if not can_refute or not self.has_obj:
+                return widened, Termination.FEASIBLE
+            self.add_nogood(self.best_id)
+            self.add_nogood(final_id)
+            self._cut_off()
+            return None
+        if status == cp.INFEASIBLE:
+            if self.certificate and self.best_sel is not None:
+                # every selection but the refuted ones and the incumbent is worse than the incumbent - tol
+                return self.best_val - self.tol(self.best_val), Termination.OPTIMAL
+            if self.best_sel is not None:  # contradicts a checked selection: report what is known
+                self.extra["cpsat_note"] = "CP-SAT reported the copy infeasible although a checked selection exists"
+                return None, Termination.FEASIBLE
+            return None, Termination.INFEASIBLE
+        if status == cp.MODEL_INVALID:
+            self.extra["error"] = self.cm.validate()
+            return None, Termination.ERROR
+        return widened, Termination.TIME_LIMIT  # FEASIBLE or UNKNOWN: stopped by a limit
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "cpsat_status": self.status_name,
+            "cpsat_solves": self.solves,
+            "cpsat_nogoods": len(self.refuted),
+            "cpsat_certificate": self.certificate,
+            "cpsat_points_checked": self.checker.checked,
+            "cpsat_objective": None if self.best_sel is None else float(self.best_val),
+        }
+
+
+def _scaling_extra(sm: ScaledModel, continuous_resolution: float, workers: int) -> dict[str, Any]:
+    """The facts of the scaled copy recorded in the result's extras."""
+    return {
         "cpsat_obj_scale": sm.obj_scale,
         "cpsat_row_scale_max": float(sm.row_scale.max()) if sm.row_scale.size else 1.0,
         "cpsat_exact_rows": sm.exact_rows,
@@ -517,157 +686,30 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
         "cpsat_workers": workers,
         "cpsat_version": _ortools_version(),
     }
-    cm = cp_model.CpModel()
-    if not _build_proto(cm, cp_model, sm, deadline):
-        extra.update(cpsat_status="NOT_RUN", cpsat_build="unfinished at the time limit")
-        return None, Termination.TIME_LIMIT, None, extra
-    proto = cm.proto
-    has_obj = bool(np.any(sm.c))
-    checker = _Checker(model, key)
-    best_sel: np.ndarray | None = None
-    best_val = math.inf
-    best_id: tuple[np.ndarray, bytes] | None = None
-    if warm_start is not None and np.asarray(warm_start).size:
-        v = checker.value_of_selection(np.asarray(warm_start))
-        if v is not None:
-            best_sel, best_val = np.asarray(warm_start), v
-            best_id = checker.identity(_x_of(model, best_sel))
-    refuted: set[bytes] = set()
-    values: dict[bytes, float | None] = {}
-    cutoff_ct = None
-    certificate = False
-    solves = 0
-    bound: float | None = None
-    status_name = "NOT_RUN"
-    term = Termination.UNKNOWN
-    nogood_cols = model.selection_columns()
-    if key is None:
-        nogood_cols = checker.int_cols
 
-    def tol(v: float) -> float:
-        return gap_tolerance(v, mip_rel_gap, mip_abs_gap)
 
-    def add_nogood(ident: tuple[np.ndarray, bytes]) -> None:
-        vals, name = ident
-        if name in refuted:
-            return
-        ones = vals > 0
-        ct = proto.constraints.add().linear
-        ct.vars.extend(nogood_cols.tolist())
-        ct.coeffs.extend(np.where(ones, 1, -1).tolist())
-        ct.domain.extend([cp_model.INT_MIN, int(ones.sum()) - 1])
-        refuted.add(name)
-
-    while True:
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is not None and left <= 0.0:
-            term = Termination.TIME_LIMIT
-            break
-        proto.clear_solution_hint()
-        hint = best_sel if best_sel is not None else warm_start
-        if hint is not None and np.asarray(hint).size:
-            cols, hv = model.x_from_selection(np.asarray(hint))
-            proto.solution_hint.vars.extend(cols.tolist())
-            proto.solution_hint.values.extend([int(v) for v in hv])
-        solver = cp_model.CpSolver()
-        prm = solver.parameters
-        if left is not None:
-            prm.max_time_in_seconds = max(float(left), 0.01)
-        prm.num_workers = workers
-        prm.random_seed = int(seed or 0) % 2147483647
-        # CP-SAT stops at these gaps of the copy; the answer's own gap is checked below
-        prm.relative_gap_limit = 0.5 * float(mip_rel_gap or 0.0)
-        prm.absolute_gap_limit = 0.5 * float(mip_abs_gap or 0.0)
-        prm.log_search_progress = bool(verbose)
-        # OR-Tools 9.15 sums Boolean coefficients in a 32-bit int in one presolve rule (linear + at-most-one
-        # inclusion) and silently drops constraints when they exceed 2**31 (google/or-tools#5293): scaled
-        # rows routinely do, so that rule is switched off
-        prm.presolve_inclusion_work_limit = 0
-        for k, v in (cpsat_parameters or {}).items():
-            if not hasattr(prm, k):
-                raise InvalidInputError(f"cpsat_parameters: CP-SAT has no parameter {k!r}")
-            setattr(prm, k, v)
-        collect = _Collector(cp_model)
-        status = solver.solve(cm, collect)
-        found = collect.found
-        solves += 1
-        status_name = solver.status_name(status)
-        final_id = None
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            found.append(np.asarray(list(solver.response_proto.solution), dtype=float))
-        for i, V in enumerate(found):
-            Vx = V / sm.col_scale
-            ident = checker.identity(Vx)
-            if i == len(found) - 1 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                final_id = ident
-            if ident[1] not in values:
-                values[ident[1]] = checker.value(Vx)
-                z = values[ident[1]]
-                if z is not None and z < best_val:
-                    best_sel, best_val, best_id = checker.selection(Vx), z, ident
-        b_cp = float(solver.best_objective_bound) if has_obj else float(sm.c0)
-        widened = b_cp - sm.obj_rounding if np.isfinite(b_cp) else None
-        if certificate and best_sel is not None and widened is not None:
-            widened = min(widened, best_val - tol(best_val))
-        if status == cp_model.OPTIMAL:
-            assert final_id is not None
-            if values[final_id[1]] is None:  # the copy's optimum fails the original: refute it, solve again
-                if not checker.can_refute or len(refuted) >= max_nogoods:
-                    bound, term = widened, Termination.FEASIBLE if best_sel is not None else Termination.UNKNOWN
-                    break
-                add_nogood(final_id)
-                continue
-            assert best_sel is not None and best_id is not None
-            if widened is not None and best_val - widened <= tol(best_val):
-                bound, term = widened, Termination.OPTIMAL
-                break
-            # the checked objective is not within the tolerance of the widened bound: certificate solve
-            if not checker.can_refute or len(refuted) >= max_nogoods or not has_obj:
-                bound, term = widened, Termination.FEASIBLE
-                break
-            add_nogood(best_id)
-            add_nogood(final_id)
-            cut = math.floor((best_val - tol(best_val) + sm.obj_rounding - sm.c0) * sm.obj_scale
-                             + _REL_SLACK * max(1.0, abs(best_val * sm.obj_scale)))
-            if cutoff_ct is None:
-                nz = np.flatnonzero(sm.c)
-                cutoff_ct = proto.constraints.add().linear
-                cutoff_ct.vars.extend(nz.tolist())
-                cutoff_ct.coeffs.extend(sm.c[nz].tolist())
-                cutoff_ct.domain.extend([cp_model.INT_MIN, cut])
-            else:
-                cutoff_ct.domain[1] = min(int(cutoff_ct.domain[1]), cut)
-            certificate = True
-            continue
-        if status == cp_model.INFEASIBLE:
-            if certificate and best_sel is not None:
-                # every selection but the refuted ones and the incumbent is worse than the incumbent - tol
-                bound, term = best_val - tol(best_val), Termination.OPTIMAL
-            elif best_sel is not None:
-                bound, term = None, Termination.FEASIBLE  # contradicts a checked selection: report what is known
-                extra["cpsat_note"] = "CP-SAT reported the copy infeasible although a checked selection exists"
-            else:
-                bound, term = None, Termination.INFEASIBLE
-            break
-        if status == cp_model.MODEL_INVALID:
-            extra["error"] = cm.validate()
-            bound, term = None, Termination.ERROR
-            break
-        # FEASIBLE or UNKNOWN: stopped by a limit
-        bound = widened
-        term = Termination.TIME_LIMIT if time_limit is not None else Termination.UNKNOWN
-        break
-    extra.update({
-        "cpsat_status": status_name,
-        "cpsat_solves": solves,
-        "cpsat_nogoods": len(refuted),
-        "cpsat_certificate": certificate,
-        "cpsat_points_checked": checker.checked,
-        "cpsat_objective": None if best_sel is None else float(best_val),
-    })
-    if bound is not None and not np.isfinite(bound):
-        bound = None
-    return (None if best_sel is None else np.asarray(best_sel, dtype=np.int64)), term, bound, extra
+def _solver(cp_model: Any, left: float | None, workers: int, seed: int | None, mip_rel_gap: float | None,
+            mip_abs_gap: float | None, verbose: bool, cpsat_parameters: dict[str, Any] | None) -> Any:
+    """A ``CpSolver`` with this call's parameters (raw ``cpsat_parameters`` last)."""
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    if left is not None:
+        prm.max_time_in_seconds = max(float(left), 0.01)
+    prm.num_workers = workers
+    prm.random_seed = int(seed or 0) % 2147483647
+    # CP-SAT stops at these gaps of the copy; the answer's own gap is checked by the caller
+    prm.relative_gap_limit = 0.5 * float(mip_rel_gap or 0.0)
+    prm.absolute_gap_limit = 0.5 * float(mip_abs_gap or 0.0)
+    prm.log_search_progress = bool(verbose)
+    # OR-Tools 9.15 sums Boolean coefficients in a 32-bit int in one presolve rule (linear + at-most-one
+    # inclusion) and silently drops constraints when they exceed 2**31 (google/or-tools#5293): scaled
+    # rows routinely do, so that rule is switched off
+    prm.presolve_inclusion_work_limit = 0
+    for k, v in (cpsat_parameters or {}).items():
+        if not hasattr(prm, k):
+            raise InvalidInputError(f"cpsat_parameters: CP-SAT has no parameter {k!r}")
+        setattr(prm, k, v)
+    return solver
 
 
 def _Collector(cp_model: Any) -> Any:

@@ -438,47 +438,8 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
                           enfopriority=-1, chckpriority=-1, sepafreq=1, eagerfreq=-1, needscons=True)
         m.addPyCons(m.createCons(handler, "lazy_rows", initial=False, separate=True, enforce=True, check=True,
                                  propagate=False))
-    # warm start
-    ws_status = None
-    if warm_start is not None and np.asarray(warm_start).size:
-        if not model.is_quadratic:
-            # at most a fifth of the time limit (30 s without one) goes to completing the warm start
-            cap = 30.0 if time_limit is None else 0.2 * time_limit
-            left = remaining(time_limit, time.perf_counter() - t_start)
-            x0 = _complete(model, np.asarray(warm_start), cap if left is None else min(cap, left))
-            if x0 is not None:
-                sol = m.createSol()
-                for v, val in zip(b.vars, x0.tolist()):
-                    m.setSolVal(sol, v, val)
-                ws_status = "full" if m.addSol(sol) else "rejected"
-            else:
-                ws_status = "not completed"
-        else:
-            sol = m.createPartialSol()
-            cols, vals = model.x_from_selection(np.asarray(warm_start))
-            for j, val in zip(cols.tolist(), vals.tolist()):
-                m.setSolVal(sol, b.vars[j], val)
-            m.addSol(sol)
-            ws_status = "partial"
-    extra["scip_warm_start"] = ws_status
-    # settings
-    if seed is not None:
-        m.setParam("randomization/randomseedshift", int(seed) % 2147483647)
-    if mip_rel_gap is not None:
-        m.setParam("limits/gap", float(mip_rel_gap))
-    concurrent = threads is not None and threads > 1
-    if concurrent and lazy is not None:
-        extra["scip_threads_note"] = ("lazy rows are separated by a Python handler that SCIP's concurrent copies do "
-                                      "not carry: solved on one thread")
-        concurrent = False
-    if concurrent:
-        m.setParam("parallel/maxnthreads", int(threads))  # type: ignore[arg-type]
-        m.setParam("parallel/minnthreads", 1)
-    for k, v in (scip_params or {}).items():
-        try:
-            m.setParam(k, v)
-        except (KeyError, LookupError, TypeError, ValueError) as e:
-            raise InvalidInputError(f"scip_params: SCIP refused parameter {k!r} = {v!r} ({e})") from None
+    extra["scip_warm_start"] = _add_warm_start(m, b, model, warm_start, time_limit, t_start)
+    concurrent = _set_params(m, seed, mip_rel_gap, threads, lazy is not None, scip_params, extra)
     build = time.perf_counter() - t_start
     left = remaining(time_limit, build)
     if left is not None:
@@ -525,21 +486,73 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
         if isinstance(stats, dict):  # the generator's own counters, named as the HiGHS branch-and-cut names them
             extra.update({f"separation_{k}": v for k, v in stats.items() if np.isscalar(v)})
     # an optimality claim on a quadratic model or one with lazy rows is checked against the exact objective
-    if (term == Termination.OPTIMAL and (model.is_quadratic or lazy is not None) and key is not None
-            and sel is not None and bound is not None):
-        exact = key(sel)
-        if exact is not None:
-            gap = abs(exact - bound) / max(abs(exact), 1e-9)
-            extra["verified_gap"] = gap
-            allowed = (mip_rel_gap or 0.0) + QUADRATIC_CLAIM_SLACK
-            if exact < bound - allowed * max(abs(exact), 1e-9) or gap > allowed:
-                term = Termination.UNKNOWN
-                extra["scip_claim"] = (f"SCIP reported {status!r}, but the selection's exact objective is "
-                                       f"{gap:.2e} (relative) from SCIP's bound; raise objective_scale or "
-                                       "tighten numerics/feastol for a tighter proof")
-    if math.isnan(solve_s):  # pragma: no cover - defensive
-        solve_s = 0.0
+    if term == Termination.OPTIMAL and (model.is_quadratic or lazy is not None) and key is not None:
+        term = _checked_claim(key, sel, bound, mip_rel_gap, status, extra)
     return sel, term, bound, extra
+
+
+def _add_warm_start(m: Any, b: _Builder, model: LinearModel, warm_start: np.ndarray | None,
+                    time_limit: float | None, t_start: float) -> str | None:
+    """Hand the warm start to SCIP: completed to a full point (linear models) or as a partial solution."""
+    if warm_start is None or not np.asarray(warm_start).size:
+        return None
+    if model.is_quadratic:
+        sol = m.createPartialSol()
+        cols, vals = model.x_from_selection(np.asarray(warm_start))
+        for j, val in zip(cols.tolist(), vals.tolist()):
+            m.setSolVal(sol, b.vars[j], val)
+        m.addSol(sol)
+        return "partial"
+    # at most a fifth of the time limit (30 s without one) goes to completing the warm start
+    cap = 30.0 if time_limit is None else 0.2 * time_limit
+    left = remaining(time_limit, time.perf_counter() - t_start)
+    x0 = _complete(model, np.asarray(warm_start), cap if left is None else min(cap, left))
+    if x0 is None:
+        return "not completed"
+    sol = m.createSol()
+    for v, val in zip(b.vars, x0.tolist()):
+        m.setSolVal(sol, v, val)
+    return "full" if m.addSol(sol) else "rejected"
+
+
+def _set_params(m: Any, seed: int | None, mip_rel_gap: float | None, threads: int | None, lazy: bool,
+                scip_params: dict[str, Any] | None, extra: dict[str, Any]) -> bool:
+    """This call's SCIP parameters (raw ``scip_params`` last); whether to solve concurrently."""
+    if seed is not None:
+        m.setParam("randomization/randomseedshift", int(seed) % 2147483647)
+    if mip_rel_gap is not None:
+        m.setParam("limits/gap", float(mip_rel_gap))
+    concurrent = threads is not None and threads > 1
+    if concurrent and lazy:
+        extra["scip_threads_note"] = ("lazy rows are separated by a Python handler that SCIP's concurrent copies do "
+                                      "not carry: solved on one thread")
+        concurrent = False
+    if concurrent:
+        m.setParam("parallel/maxnthreads", int(threads))  # type: ignore[arg-type]
+        m.setParam("parallel/minnthreads", 1)
+    for k, v in (scip_params or {}).items():
+        try:
+            m.setParam(k, v)
+        except (KeyError, LookupError, TypeError, ValueError) as e:
+            raise InvalidInputError(f"scip_params: SCIP refused parameter {k!r} = {v!r} ({e})") from None
+    return concurrent
+
+
+def _checked_claim(key: Callable[[np.ndarray], float | None], sel: np.ndarray | None, bound: float | None,
+                   mip_rel_gap: float | None, status: str, extra: dict[str, Any]) -> Termination:
+    """``"optimal"`` when the selection's exact objective is within the gap of SCIP's bound, else ``"unknown"``."""
+    exact = key(sel) if sel is not None and bound is not None else None
+    if exact is None or bound is None:
+        return Termination.OPTIMAL
+    gap = abs(exact - bound) / max(abs(exact), 1e-9)
+    extra["verified_gap"] = gap
+    allowed = (mip_rel_gap or 0.0) + QUADRATIC_CLAIM_SLACK
+    if exact < bound - allowed * max(abs(exact), 1e-9) or gap > allowed:
+        extra["scip_claim"] = (f"SCIP reported {status!r}, but the selection's exact objective is "
+                               f"{gap:.2e} (relative) from SCIP's bound; raise objective_scale or "
+                               "tighten numerics/feastol for a tighter proof")
+        return Termination.UNKNOWN
+    return Termination.OPTIMAL
 
 
 def _solve_step(run: ExactRun) -> SolveStep:
