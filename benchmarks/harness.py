@@ -44,7 +44,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from tqdm import tqdm
+
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import check_int
 
 from .gaps import GAP_TOL, reference_gaps
 from .isolation import (
@@ -156,95 +159,98 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
         server (fast; falls back to a subprocess where unavailable) or a fresh
         ``python`` subprocess (as on a Dask worker).
     """
-    from tqdm import tqdm
-
-    from benchsel.formulations.core.validation import check_int
-
     jobs = check_int(jobs, "jobs", low=1)
     if grace is not None and (not isinstance(grace, (int, float)) or grace < 0):
         raise InvalidInputError(f"grace: expected a non-negative number of seconds, got {grace!r}")
+    if isolation not in ("fork", "subprocess"):
+        raise InvalidInputError(f"isolation: expected 'fork' or 'subprocess', got {isolation!r}")
     done = store.done_keys()
     store._refresh_seen(reset=True)
-    todo = [t for t in tasks if t.key not in done]
-    # deduplicate (the same run listed twice in a grid)
-    seen: set[str] = set()
-    unique: list[Task] = []
-    for t in todo:
-        if t.key not in seen:
-            seen.add(t.key)
-            unique.append(t)
-    todo = unique
+    todo = list({t.key: t for t in tasks if t.key not in done}.values())  # the same run listed twice runs once
     summary = RunSummary(total=len(tasks), skipped=len(tasks) - len(todo), ran=0, killed=0, errors=0, seconds=0.0)
     if not todo:
         store.write_csv()
         return summary
-    t0 = time.perf_counter()
-    bar = tqdm(total=len(todo), desc="runs", unit="run", file=sys.stderr, disable=not progress, dynamic_ncols=True,
-               mininterval=0.5 if sys.stderr.isatty() else 10.0)
-    last_csv = 0.0
+    return _Execution(store, summary, jobs=jobs, grace=grace, isolation=isolation, on_row=on_row,
+                      progress=progress, n_todo=len(todo)).run(todo, scheduler)
 
-    def finish(row: dict[str, Any]) -> None:
-        nonlocal last_csv
+
+class _Execution:
+    """One :func:`execute` call: claims, runs and stores the tasks, locally or on Dask, with a progress bar."""
+
+    def __init__(self, store: ResultStore, summary: RunSummary, *, jobs: int, grace: float | None, isolation: str,
+                 on_row: Callable[[dict], None] | None, progress: bool, n_todo: int) -> None:
+        self.store, self.summary, self.jobs, self.grace, self.isolation = store, summary, jobs, grace, isolation
+        self.on_row = on_row
+        self.stop = threading.Event()
+        self.last_csv = 0.0
+        self.bar = tqdm(total=n_todo, desc="runs", unit="run", file=sys.stderr, disable=not progress,
+                        dynamic_ncols=True, mininterval=0.5 if sys.stderr.isatty() else 10.0)
+
+    def finish(self, row: dict[str, Any]) -> None:
+        summary = self.summary
         summary.ran += 1
         summary.killed += row.get("termination") == "killed"
         summary.errors += row.get("termination") == "error"
-        bar.set_postfix_str(f"{row.get('instance')} {row.get('method')}", refresh=False)
-        bar.update(1)
-        if on_row is not None:
-            on_row(row)
-        if time.perf_counter() - last_csv > 2.0:  # keep runs.csv current during long grids
-            store.write_csv()
-            last_csv = time.perf_counter()
+        self.bar.set_postfix_str(f"{row.get('instance')} {row.get('method')}", refresh=False)
+        self.bar.update(1)
+        if self.on_row is not None:
+            self.on_row(row)
+        if time.perf_counter() - self.last_csv > 2.0:  # keep runs.csv current during long grids
+            self.store.write_csv()
+            self.last_csv = time.perf_counter()
 
-    stop = threading.Event()
+    def done_elsewhere(self, t: Task) -> None:
+        self.summary.elsewhere += 1
+        self.bar.update(1)
 
-    def claimed_run(runner: Callable[..., dict[str, Any]], t: Task, label: str) -> tuple[str, dict[str, Any] | None]:
+    def claimed_run(self, runner: Callable[..., dict[str, Any]], t: Task, label: str
+                    ) -> tuple[str, dict[str, Any] | None]:
         """Claim, run, store, release (in a pool thread): the row is appended before the claim is dropped."""
-        if stop.is_set():
+        if self.stop.is_set():
             return "stopped", None
-        state = store.claim(t.key, label=t.label)
+        state = self.store.claim(t.key, label=t.label)
         if state != "claimed":
             return state, None
         try:
-            row = runner(t, grace)
+            row = runner(t, self.grace)
             row["executor"] = label
-            if stop.is_set():  # interrupted: the killed run is not stored (it is run again on resume)
+            if self.stop.is_set():  # interrupted: the killed run is not stored (it is run again on resume)
                 return "stopped", None
-            store.append(row)
+            self.store.append(row)
             return "ran", row
         finally:
-            store.release(t.key)
+            self.store.release(t.key)
 
-    def local_round(batch: list[Task]) -> list[Task]:
-        if isolation not in ("fork", "subprocess"):
-            raise InvalidInputError(f"isolation: expected 'fork' or 'subprocess', got {isolation!r}")
+    def local_round(self, batch: list[Task]) -> list[Task]:
         runner: Callable[..., dict[str, Any]] = run_isolated
-        if isolation == "fork" and fork_context(batch[0].threads) is not None:
+        if self.isolation == "fork" and fork_context(batch[0].threads) is not None:
             runner = run_forked
         label = "local fork" if runner is run_forked else "local subprocess"
         held: list[Task] = []
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(claimed_run, runner, t, label): t for t in batch}
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futs = {pool.submit(self.claimed_run, runner, t, label): t for t in batch}
             try:
                 for fut in as_completed(futs):
                     state, row = fut.result()
                     if state == "ran" and row is not None:
-                        finish(row)
+                        self.finish(row)
                     elif state == "held":
                         held.append(futs[fut])
                     elif state == "done":
-                        done_elsewhere(futs[fut])
+                        self.done_elsewhere(futs[fut])
             except BaseException:
-                stop.set()
+                self.stop.set()
                 for f_ in futs:
                     f_.cancel()
                 kill_all()
                 raise
         return held
 
-    def dask_round(batch: list[Task], client: Any) -> list[Task]:
-        from distributed import as_completed as dask_completed
+    def dask_round(self, batch: list[Task], client: Any) -> list[Task]:
+        from distributed import as_completed as dask_completed  # the dask extra, only with a scheduler
 
+        store = self.store
         held: list[Task] = []
         mine: list[Task] = []
         for t in batch:
@@ -254,9 +260,9 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
             elif state == "held":
                 held.append(t)
             else:
-                done_elsewhere(t)
+                self.done_elsewhere(t)
         try:
-            futs = {client.submit(run_on_dask_worker, t, grace, pure=False): t for t in mine}
+            futs = {client.submit(run_on_dask_worker, t, self.grace, pure=False): t for t in mine}
             for fut in dask_completed(list(futs), loop=client.loop):
                 t = futs[fut]
                 try:
@@ -265,42 +271,40 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
                     row = failed_row(t, "error", f"dask: {type(e).__name__}: {e}", 0.0, retry=True)
                 store.append(row)
                 store.release(t.key)
-                finish(row)
+                self.finish(row)
         finally:
             for t in mine:
                 store.release(t.key)
         return held
 
-    def done_elsewhere(t: Task) -> None:
-        summary.elsewhere += 1
-        bar.update(1)
+    def rounds(self, todo: list[Task], client: Any) -> None:
+        """Run rounds until no task is left (tasks another process holds are waited for)."""
+        pending, polls = todo, 0
+        while pending:
+            pending = self.dask_round(pending, client) if client is not None else self.local_round(pending)
+            if pending:
+                polls += 1
+                if polls == 2:  # still held after one look: say who holds them
+                    who = next((h for h in map(self.store.holder, (t.key for t in pending)) if h), None)
+                    by = f" (pid {who.get('pid')} on {who.get('host')})" if who else ""
+                    self.bar.write(f"benchsel: waiting for {len(pending)} run(s) held by another process{by} "
+                                   f"writing into {self.store.dir}", file=sys.stderr)
+                time.sleep(WAIT_POLL_SECONDS)
 
-    try:
-        client = None
-        own = False
-        if scheduler is not None:
+    def run(self, todo: list[Task], scheduler: Any) -> RunSummary:
+        t0 = time.perf_counter()
+        try:
             own = isinstance(scheduler, str)
             client = connect_dask(scheduler) if own else scheduler
-        try:
-            pending = todo
-            polls = 0
-            while pending:
-                pending = dask_round(pending, client) if client is not None else local_round(pending)
-                if pending:
-                    polls += 1
-                    if polls == 2:  # still held after one look: say who holds them
-                        who = next((h for h in map(store.holder, (t.key for t in pending)) if h), None)
-                        by = f" (pid {who.get('pid')} on {who.get('host')})" if who else ""
-                        bar.write(f"benchsel: waiting for {len(pending)} run(s) held by another process{by} "
-                                  f"writing into {store.dir}", file=sys.stderr)
-                    time.sleep(WAIT_POLL_SECONDS)
+            try:
+                self.rounds(todo, client)
+            finally:
+                if own and client is not None:
+                    client.close()
+        except KeyboardInterrupt:
+            self.summary.interrupted = True
         finally:
-            if own and client is not None:
-                client.close()
-    except KeyboardInterrupt:
-        summary.interrupted = True
-    finally:
-        bar.close()
-        store.write_csv()
-        summary.seconds = time.perf_counter() - t0
-    return summary
+            self.bar.close()
+            self.store.write_csv()
+            self.summary.seconds = time.perf_counter() - t0
+        return self.summary
