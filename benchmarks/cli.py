@@ -33,6 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from benchsel.formulations.core.errors import BenchselError, InvalidInputError
+from benchsel.instances.files import MpsInstance, load_instance, save_instance
+from benchsel.solvers.api import solve
+from benchsel.solvers.backends.mps import solve_mps
+from benchsel.solvers.registry import list_methods
+
+from . import harness, report
+from ._data import default_data_dir
+from .harness import parse_method
+from .suites import available_suites, check_data, get_suite, suite_instances
 
 __all__ = ["build_parser", "main"]
 
@@ -59,7 +68,6 @@ def _common() -> _Parser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .suites import available_suites
 
     common = _common()
     ap = _Parser(prog="benchsel", description="Benchmark exact and heuristic methods on benchsel formulations.",
@@ -115,7 +123,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _data_dir(args: argparse.Namespace) -> Path | None:
-    from ._data import default_data_dir
 
     d = getattr(args, "data_dir", None)
     if d is not None:
@@ -144,12 +151,9 @@ def _err(msg: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     import os
 
-    from . import harness
-    from .suites import get_suite, suite_instances
 
     s = get_suite(args.suite)
     if s.runner is not None:  # a suite with its own driver (e.g. fidelity)
-        from .suites import check_data
 
         data_dir = _data_dir(args)
         check_data(s, data_dir)
@@ -173,7 +177,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_grid(args: argparse.Namespace, tasks: list[Any], notes: list[str], specs: list[Any], time_limit: float,
               jobs: int, client: Any) -> int:
-    from . import harness, report
 
     out = args.out if args.out is not None else Path("results") / args.suite
     store = harness.ResultStore(out)
@@ -208,7 +211,6 @@ def _run_grid(args: argparse.Namespace, tasks: list[Any], notes: list[str], spec
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import harness, report
 
     store = harness.ResultStore(args.dir, create=False)
     rows = harness.reference_gaps(store.rows(), warn=lambda m: _err(f"benchsel: warning: {m}"))
@@ -225,9 +227,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export_mps(args: argparse.Namespace) -> int:
-    from benchsel.instances.files import save_instance
 
-    from .suites import suite_instances
 
     specs = _filter(suite_instances(args.suite, _data_dir(args)), args.instances, args.suite)
     out: Path = args.out
@@ -250,9 +250,7 @@ def cmd_export_mps(args: argparse.Namespace) -> int:
 
 
 def _solve_mps(args: argparse.Namespace, inst: Any) -> dict[str, Any]:
-    from benchsel.solvers.backends.mps import solve_mps
 
-    from .harness import parse_method
 
     ms = parse_method(args.method)
     if ms.name != "highs":
@@ -278,10 +276,7 @@ def _solve_mps(args: argparse.Namespace, inst: Any) -> dict[str, Any]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from benchsel.instances.files import MpsInstance, load_instance
-    from benchsel.solvers.api import solve
 
-    from .harness import parse_method
 
     inst = load_instance(args.file)
     if isinstance(inst, MpsInstance):
@@ -307,10 +302,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from benchsel.solvers.registry import list_methods
 
-    from ._data import default_data_dir
-    from .suites import available_suites, check_data
 
     d = getattr(args, "data_dir", None) or default_data_dir()
     print("suites:")

@@ -31,30 +31,30 @@ patterns, ``--time-limit`` the selection time limit, ``--out`` the folder).
 """
 from __future__ import annotations
 
-import os
+import argparse
+import fnmatch
+import hashlib
+import json
+import math
+import multiprocessing
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
 
-# BLAS pinned to one thread per process before numpy loads (the work runs in
-# spawned worker processes, which read these too): on a shared machine the
-# small factorisations here ran up to 50x slower multithreaded.
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+import numpy as np
 
-import argparse  # noqa: E402
-import fnmatch  # noqa: E402
-import hashlib  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import multiprocessing  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from benchsel.formulations.core.errors import BenchselError, InvalidInputError
+from benchsel.formulations.estimation import get_estimator
+from benchsel.instances.responses import load_responses
+from benchsel.solvers.compression import get_selection, select_items, selection_names
+from benchsel.solvers.registry import get_method
 
-import numpy as np  # noqa: E402
-
-from benchsel.formulations.core.errors import BenchselError, InvalidInputError  # noqa: E402
+from ._blas import init_worker
+from ._data import default_data_dir
+from .tasks import parse_method
 
 __all__ = [
     "DATASETS",
@@ -96,14 +96,12 @@ PLOT_ALWAYS = ("random+mean", "random+ridge", "kmedoids+cluster-weighted", "kmed
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
     """``"name"`` or ``"name:key=value,key=value"`` (values read as JSON when they parse)."""
-    from .tasks import parse_method
 
     ms = parse_method(text)
     return ms.name, dict(ms.options)
 
 
 def _label(text: str) -> str:
-    from .tasks import parse_method
 
     return parse_method(text).label
 
@@ -128,7 +126,7 @@ def split_models(Y: np.ndarray, protocol: str, split: int, share: float = TARGET
     return src, np.sort(tgt)
 
 
-def _corr(est: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+def rank_correlations(est: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     import warnings
 
     from scipy.stats import kendalltau, spearmanr
@@ -142,7 +140,6 @@ def _corr(est: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 def load_dataset(data_dir: Path, name: str) -> np.ndarray:
     """The binary matrix (models x items) of ``name``; all-zero models dropped (as the source paper's loader)."""
-    from benchsel.instances.responses import load_responses
 
     if name not in DATASETS:
         raise InvalidInputError(f"datasets: unknown dataset {name!r}; datasets: {', '.join(DATASETS)}")
@@ -159,7 +156,6 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
     ``unit`` holds ``data_dir, dataset, protocol, split, ks, selections, estimators, time_limit, done``
     (``done``: set of row keys already stored).
     """
-    from benchsel.formulations.estimation import get_estimator
 
     Y = load_dataset(unit["data_dir"], unit["dataset"])
     src, tgt = split_models(Y, unit["protocol"], unit["split"])
@@ -202,7 +198,7 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
                     row.update({"error": f"{type(ex).__name__}: {ex}", "mae": None})
                     rows.append(row)
                     continue
-                sp, kt = _corr(pred, truth)
+                sp, kt = rank_correlations(pred, truth)
                 row.update({"estimation_seconds": time.perf_counter() - t1,
                             "mae": float(100 * np.abs(pred - truth).mean()),
                             "bias": float(100 * (pred - truth).mean()), "spearman": sp, "kendall": kt})
@@ -220,8 +216,6 @@ def _select(Ys: np.ndarray, k: int, name: str, split: int, time_limit: float) ->
     ``k`` within the process (extrapolation splits share their sources); its
     stored seconds are those of the solve that proved it.
     """
-    from benchsel.solvers.compression import get_selection, select_items
-    from benchsel.solvers.registry import get_method
 
     exact = get_method(get_selection(name).method).kind == "exact"
     key = (hashlib.sha1(np.ascontiguousarray(Ys).tobytes()).hexdigest(), Ys.shape, int(k), name, float(time_limit))
@@ -274,8 +268,6 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
         estimators: Sequence[str] = DEFAULT_ESTIMATORS, time_limit: float = TIME_LIMIT, jobs: int = 1,
         progress: bool = True) -> list[dict[str, Any]]:
     """Run the missing rows of the grid (resumable); returns every stored row of the grid."""
-    from benchsel.formulations.estimation import get_estimator
-    from benchsel.solvers.compression import get_selection, selection_names
 
     sels = list(selections) if selections else selection_names()
     for s in sels:
@@ -314,12 +306,10 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
                 print(f"benchsel fidelity: [{i}/{total}] {u['dataset']} {u['protocol']} split {u['split']}: "
                       f"{len(rows)} rows ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-        # spawned workers (even for jobs=1): each imports numpy afresh with BLAS pinned to one thread
-        for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ.setdefault(v, "1")
+        # spawned workers (even for jobs=1), each with BLAS on one thread (init_worker)
         if units:
             ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=max(1, int(jobs)), mp_context=ctx) as pool:
+            with ProcessPoolExecutor(max_workers=max(1, int(jobs)), mp_context=ctx, initializer=init_worker) as pool:
                 futs = {pool.submit(run_unit, u): u for u in units}
                 for i, fut in enumerate(as_completed(futs), 1):
                     store(fut.result(), i, futs[fut])
@@ -566,7 +556,6 @@ def run_suite(args: argparse.Namespace, data_dir: Path | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ._data import default_data_dir
 
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.fidelity", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("results") / "fidelity")

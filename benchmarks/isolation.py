@@ -16,6 +16,10 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any
 
+from benchsel.instances.files import formulation_class
+from benchsel.solvers.api import solve
+from benchsel.solvers.registry import builtin_method_modules
+
 from .store import _scalar
 from .tasks import Task, import_plugin
 
@@ -70,8 +74,6 @@ def failed_row(task: Task, termination: str, error: str, seconds: float, *, retr
 
 def execute_task(task: Task) -> dict[str, Any]:
     """Run one task in this process and return its row (never raises)."""
-    from benchsel.instances.files import formulation_class
-    from benchsel.solvers.api import solve
 
     t0 = time.perf_counter()
     row = base_row(task)
@@ -193,7 +195,6 @@ _FORK_LOCK = threading.Lock()
 
 
 def _preload_modules() -> list[str]:
-    from benchsel.solvers.registry import builtin_method_modules
 
     return ["benchsel.benchmarks.isolation", "benchsel.benchmarks.suites", "benchsel.instances.files",
             "benchsel.solvers.api", "scipy.stats", *builtin_method_modules()]

@@ -40,7 +40,21 @@ from typing import Any
 
 import numpy as np
 
+from benchsel import formulations
+from benchsel.formulations.bayes import BatchInformationGain
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.estimation import get_estimator
+from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
+from benchsel.formulations.kmedoids import KMedoids
+from benchsel.formulations.repcore import align_hidden_states
+from benchsel.instances.hidden import make_hidden_states
+from benchsel.instances.orlib import load_pmed, load_pmed_optima
+from benchsel.instances.responses import load_responses, make_multimetric, paper_split
+from benchsel.instances.scores import load_score_table, mallows_profile
+from benchsel.instances.synthetic import make_benchmark_responses, make_kmedoids
+
+from .coresets import KS, real_matrices, response_coreset
+from .fidelity import rank_correlations, run_suite
 
 __all__ = [
     "SUITES",
@@ -48,7 +62,6 @@ __all__ = [
     "Suite",
     "anchor_fidelity",
     "available_suites",
-    "default_methods",
     "estimator_fidelity",
     "get_suite",
     "holocosm_fidelity",
@@ -87,29 +100,6 @@ class InstanceSpec:
     methods: tuple[str, ...] | None = None
     fidelity: tuple[Callable[..., Mapping[str, float]], Mapping[str, Any]] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
-
-
-#: Exact methods left out of the automatic choice when "highs" accepts an
-#: instance (they solve the same neutral model; run them with --methods).
-PREFERRED_EXACT = "highs"
-
-
-def default_methods(f: Any) -> tuple[str, ...]:
-    """The formulation's ``default_exact_method`` when it names an exact method that accepts ``f`` (e.g.
-    ``"auto"`` for the positional formulations), else ``"highs"`` when it accepts ``f``, else every exact
-    method that does (``"pyomo"`` left out when ``"scip"`` takes ``f``: Pyomo would hand the same model to
-    SCIP); then every heuristic that accepts ``f``."""
-    from benchsel.solvers.registry import available_methods
-
-    exact = available_methods(f, "exact")
-    own = f.default_exact_method
-    if own in exact:
-        exact = [own]
-    elif PREFERRED_EXACT in exact:
-        exact = [PREFERRED_EXACT]
-    elif "scip" in exact:
-        exact = [m for m in exact if m != "pyomo"]
-    return tuple(exact) + tuple(available_methods(f, "heuristic"))
 
 
 @dataclass(frozen=True)
@@ -301,10 +291,8 @@ def anchor_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> di
 
 def _target_scores(est: np.ndarray, true: np.ndarray) -> dict[str, float]:
     """``mae``, ``mean_nmae`` (over the targets' score range), ``mean_sp`` (Spearman), ``mean_tau`` (Kendall tau-b)."""
-    from .fidelity import _corr
-
     mae = float(np.mean(np.abs(est - true)))
-    sp, kt = _corr(est, true)
+    sp, kt = rank_correlations(est, true)
     return {"mae": mae, "mean_nmae": mae / (float(true.max() - true.min()) or 1.0), "mean_sp": sp, "mean_tau": kt}
 
 
@@ -324,21 +312,18 @@ def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> 
         ``mean_nmae``, ``worst_nmae``, ``mean_sp``, ``worst_sp``, ``mean_tau``,
         ``worst_tau`` (mean and worst metric).
     """
-    from benchsel.formulations.holocosm import fidelity
 
     est = f.estimate(selection, targets[:, selection, :])
     return fidelity(est, targets.mean(axis=1)).summary()
 
 
 def _anchor_instance(Y_sources: np.ndarray, k: int) -> Any:
-    from benchsel.formulations.kmedoids import KMedoids
 
     return KMedoids.from_features(Y_sources.T, k, metric="correlation")
 
 
 @quick_part("benchsel.formulations.kmedoids")
 def _quick_kmedoids(seed: int) -> list[InstanceSpec]:
-    from benchsel.instances.synthetic import make_kmedoids
 
     methods = ("highs", "fasterpam", "alternate", "build", "random")
     out = [
@@ -358,13 +343,11 @@ def _quick_kmedoids(seed: int) -> list[InstanceSpec]:
 
 
 def _scores_instance(cls_name: str, table: Any, **kw: Any) -> Any:
-    from benchsel import formulations
     return getattr(formulations, cls_name).from_scores(table, **kw)
 
 
 @quick_part("benchsel.formulations.positional")
 def _quick_positional(seed: int) -> list[InstanceSpec]:
-    from benchsel.instances.scores import mallows_profile
 
     T = mallows_profile(40, 8, phi=0.8, seed=seed)  # 8 models ranked by 40 metrics
     return [
@@ -377,14 +360,12 @@ def _quick_positional(seed: int) -> list[InstanceSpec]:
 
 
 def _holocosm_instance(X: np.ndarray, retention: float, seed: int) -> Any:
-    from benchsel.formulations.holocosm import RankingRiskReconstruction
 
     return RankingRiskReconstruction(X, retention=retention, seed=seed)
 
 
 @quick_part("benchsel.formulations.holocosm")
 def _quick_holocosm(seed: int) -> list[InstanceSpec]:
-    from benchsel.instances.responses import make_multimetric, paper_split
 
     R = make_multimetric(12, 30, 3, seed=seed)  # 12 models, 30 items, 3 metrics
     src, tgt = paper_split(R, 6).take(R.oriented())  # the paper's 6 evenly spaced sources
@@ -394,7 +375,6 @@ def _quick_holocosm(seed: int) -> list[InstanceSpec]:
 
 
 def _bayes_instance(R: np.ndarray, **kw: Any) -> Any:
-    from benchsel.formulations.bayes import BatchInformationGain
 
     return BatchInformationGain(R, **kw)
 
@@ -412,7 +392,6 @@ def _quick_bayes(seed: int) -> list[InstanceSpec]:
 
 # ------------------------------------------------------------- orlib-pmed
 def _orlib_optima(data_dir: Path) -> dict[str, float]:
-    from benchsel.instances.orlib import load_pmed_optima
 
     return load_pmed_optima(Path(data_dir) / "orlib" / "pmed" / "pmedopt.txt")
 
@@ -420,7 +399,6 @@ def _orlib_optima(data_dir: Path) -> dict[str, float]:
 @suite("orlib-pmed", "OR-Library p-median pmed1..pmed40 (known optima) from <data-dir>/orlib/pmed", time_limit=60.0,
        needs_data=("orlib/pmed/pmedopt.txt",), module="benchsel.formulations.kmedoids")
 def _orlib_pmed(data_dir: Path | None) -> list[InstanceSpec]:
-    from benchsel.instances.orlib import load_pmed
 
     folder = Path(data_dir) / "orlib" / "pmed"  # type: ignore[arg-type]
     optima = _orlib_optima(Path(data_dir))  # type: ignore[arg-type]
@@ -443,7 +421,6 @@ POSITIONAL_TABLES = (("helm-accuracy", "helm/accuracy.tsv"), ("helm-fairness", "
 
 
 def _score_table_instance(path: Path, cls_name: str, **kw: Any) -> Any:
-    from benchsel.instances.scores import load_score_table
 
     return _scores_instance(cls_name, load_score_table(path), missing="last", **kw)
 
@@ -480,7 +457,6 @@ HOLOCOSM_SETS = (("ted-ende", "wmt_mqm/ted_ende_multimetric.npz", 6),
        time_limit=60.0, needs_data=("responses/wmt_mqm/ted_ende_multimetric.npz",),
        module="benchsel.formulations.holocosm")
 def _holocosm(data_dir: Path | None) -> list[InstanceSpec]:
-    from benchsel.instances.responses import load_responses, paper_split
 
     out = []
     for name, rel, n_src in HOLOCOSM_SETS:
@@ -506,8 +482,6 @@ BAYES_SETS = (("glue-rte", "benchmark_prediction/glue_rte.npz"),
 def _bayes_real_instance(path: Path, k: int, n_refs: int, n_coreset: int, seed: int) -> Any:
     """References: ``n_refs`` models evenly spaced by mean score; target: the median other model;
     coreset: ``n_coreset`` seeded random items observed on the target."""
-    from benchsel.formulations.bayes import BatchInformationGain
-    from benchsel.instances.responses import load_responses
 
     Y = load_responses(path).matrix(0)
     order = np.argsort(Y.mean(axis=1), kind="stable")
@@ -534,10 +508,7 @@ def _bayes(data_dir: Path | None) -> list[InstanceSpec]:
 # ------------------------------------------------------------- coreset-scale
 def _coreset_instance(path: Path | None, n_items: int, k: int) -> Any:
     """A k-medoids coreset instance: a real matrix (``path``) or the synthetic one of ``n_items`` items."""
-    from benchsel.benchmarks.coreset_scale import response_coreset
-
     if path is None:
-        from benchsel.instances.synthetic import make_benchmark_responses
 
         Y = make_benchmark_responses(100, n_items, seed=0)
     else:
@@ -552,8 +523,6 @@ def _coreset_instance(path: Path | None, n_items: int, k: int) -> Any:
        "run it with --time-limit 600)", time_limit=60.0,
        needs_data=("responses/benchmark_prediction/glue_rte.npz",), module="benchsel.formulations.kmedoids")
 def _coreset_scale(data_dir: Path | None) -> list[InstanceSpec]:
-    from benchsel.benchmarks.coreset_scale import KS, real_matrices
-
     out = []
     for name, path in real_matrices(data_dir).items():
         for k in KS:
@@ -566,8 +535,6 @@ def _coreset_scale(data_dir: Path | None) -> list[InstanceSpec]:
 
 # ----------------------------------------------------------------- fidelity
 def _fidelity_runner(args: Any, data_dir: Path | None) -> int:
-    from .fidelity import run_suite
-
     return run_suite(args, data_dir)
 
 
@@ -607,7 +574,6 @@ def estimator_fidelity(f: Any, selection: np.ndarray, *, Y_source: np.ndarray, t
         ``mae`` (accuracy points on the 0-1 scale), ``mean_nmae`` (over the
         targets' score range), ``mean_sp`` (Spearman), ``mean_tau`` (Kendall tau-b).
     """
-    from benchsel.formulations.estimation import get_estimator
 
     est = np.asarray(get_estimator(estimator).fit(Y_source, selection).predict(targets[:, selection]), dtype=float)
     return _target_scores(est, targets.mean(axis=1))
@@ -615,15 +581,12 @@ def estimator_fidelity(f: Any, selection: np.ndarray, *, Y_source: np.ndarray, t
 
 def _repcore_population(n_sources: int, seed: int, n_items: int = REPCORE_ITEMS, n_targets: int = REPCORE_TARGETS,
                         widths: Any = None) -> Any:
-    from benchsel.instances.hidden import make_hidden_states
 
     return make_hidden_states(n_items=n_items, n_models=n_sources, n_targets=n_targets, widths=widths, seed=seed)
 
 
 def _repcore_instance(n_sources: int, seed: int, k: int, space: str, **population: Any) -> Any:
     """KMedoids on the consensus embedding (cosine), the 0/1 source vectors (Euclidean) or their correlation."""
-    from benchsel.formulations.kmedoids import KMedoids
-    from benchsel.formulations.repcore import align_hidden_states
 
     hs = _repcore_population(n_sources, seed, **population)
     Y = hs.Y[:n_sources]
@@ -633,8 +596,6 @@ def _repcore_instance(n_sources: int, seed: int, k: int, space: str, **populatio
 
 
 def _arc_binary_instance(path: Path, sources: np.ndarray, k: int) -> Any:
-    from benchsel.formulations.kmedoids import KMedoids
-    from benchsel.instances.responses import load_responses
 
     return KMedoids.from_features(load_responses(path).matrix(0)[sources].T, k, metric="euclidean")
 
@@ -672,7 +633,6 @@ def _repcore(data_dir: Path | None) -> list[InstanceSpec]:
     path = None if data_dir is None else Path(data_dir) / "responses" / "benchmark_prediction" / \
         "openllm_v2_arc_challenge.npz"
     if path is not None and path.is_file():
-        from benchsel.instances.responses import load_responses
 
         Y = load_responses(path).matrix(0)
         src = np.sort(np.random.default_rng(0).choice(Y.shape[0], size=10, replace=False))

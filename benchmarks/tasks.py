@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from benchsel.formulations.core.errors import BenchselError, InvalidInputError
+from benchsel.formulations.core.validation import check_float, check_int
+from benchsel.instances.files import class_path, fingerprint
+from benchsel.solvers.registry import available_methods, get_method
 
 __all__ = ["MethodSpec", "Task", "import_plugin", "parse_method", "plan", "row_key", "run_key"]
 
@@ -117,6 +120,27 @@ def import_plugin(spec: str) -> None:
         raise InvalidInputError(f"plugin: importing {spec!r} failed ({type(e).__name__}: {e})") from None
 
 
+#: Exact methods left out of the automatic choice when "highs" accepts an
+#: instance (they solve the same neutral model; run them with --methods).
+PREFERRED_EXACT = "highs"
+
+
+def default_methods(f: Any) -> tuple[str, ...]:
+    """The formulation's ``default_exact_method`` when it names an exact method that accepts ``f`` (e.g.
+    ``"auto"`` for the positional formulations), else ``"highs"`` when it accepts ``f``, else every exact
+    method that does (``"pyomo"`` left out when ``"scip"`` takes ``f``: Pyomo would hand the same model to
+    SCIP); then every heuristic that accepts ``f``."""
+    exact = available_methods(f, "exact")
+    own = f.default_exact_method
+    if own in exact:
+        exact = [own]
+    elif PREFERRED_EXACT in exact:
+        exact = [PREFERRED_EXACT]
+    elif "scip" in exact:
+        exact = [m for m in exact if m != "pyomo"]
+    return tuple(exact) + tuple(available_methods(f, "heuristic"))
+
+
 def plan(suite: str, specs: Sequence[Any], *, methods: Sequence[str] | None = None, seeds: int = 1,
          time_limit: float, threads: int = 1, plugins: Sequence[str] = ()) -> tuple[list[Task], list[str]]:
     """Expand instance specs into the grid of runs.
@@ -146,11 +170,7 @@ def plan(suite: str, specs: Sequence[Any], *, methods: Sequence[str] | None = No
     notes : list of str
         Skipped (instance, method) pairs with the reason.
     """
-    from benchsel.formulations.core.validation import check_float, check_int
-    from benchsel.instances.files import class_path, fingerprint
-    from benchsel.solvers.registry import get_method
 
-    from .suites import default_methods
 
     seeds = check_int(seeds, "seeds", low=1)
     time_limit = check_float(time_limit, "time-limit", low=0.0, low_open=True)

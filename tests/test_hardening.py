@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from support.fuzz_cases import case_strategy, catalogue, classify
 
-from benchsel.benchmarks.fuzz import case_strategy, catalogue, classify
 from benchsel.benchmarks.store import ResultStore
 from benchsel.formulations import KMedoids
 from benchsel.formulations.core.errors import InvalidInputError, NumericalError
@@ -147,6 +147,7 @@ def _cli(*args: str, **kw) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=env, **kw)
 
 
+@pytest.mark.slow
 def test_two_concurrent_runs_execute_each_run_once(tmp_path):
     out = tmp_path / "shared"
     argv = ["run", "quick", "--methods", "random", "--jobs", "1", "--no-progress", "--out", str(out),
@@ -191,6 +192,7 @@ def test_stale_claims_are_taken_over(tmp_path):
     assert other.claim(run_key("i", "f", "m", 0, 1.0)) == "done"
 
 
+@pytest.mark.slow
 def test_sigint_keeps_finished_runs_and_resume_runs_the_rest(tmp_path):
     plugin = tmp_path / "slow_methods.py"
     plugin.write_text(textwrap.dedent("""

@@ -90,7 +90,7 @@ def test_wheel_holds_only_the_benchsel_package(tmp_path):
 def test_import_cost_script_reports_every_stage_and_its_heavy_imports(capsys):
     import importlib.util
 
-    from benchsel.benchmarks import import_cost
+    from benchsel.benchmarks.studies import import_cost
 
     assert import_cost.main(["--repeats", "1"]) == 0
     lines = {ln[:44].strip(): ln[44:].split() for ln in capsys.readouterr().out.splitlines()[1:]}

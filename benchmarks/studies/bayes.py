@@ -2,10 +2,10 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.bayes --out results/bayes            # full run (>= 50 seeds; slow)
-    python -m benchsel.benchmarks.bayes --quick --out results/bayes    # a minute or two
-    python -m benchsel.benchmarks.bayes --parts exact timing           # only the batch-search parts
-    python -m benchsel.benchmarks.bayes --workers 2 --split extrapolation
+    python -m benchsel.benchmarks.studies.bayes --out results/bayes            # full run (>= 50 seeds; slow)
+    python -m benchsel.benchmarks.studies.bayes --quick --out results/bayes    # a minute or two
+    python -m benchsel.benchmarks.studies.bayes --parts exact timing           # only the batch-search parts
+    python -m benchsel.benchmarks.studies.bayes --workers 2 --split extrapolation
 
 Parts (``--parts``, default all):
 
@@ -35,34 +35,30 @@ shared machine multithreaded BLAS made the small Cholesky factorisations here
 """
 from __future__ import annotations
 
-import os
+import argparse
+import csv
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+import numpy as np
 
-import argparse  # noqa: E402
-import csv  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from benchsel.formulations.bayes import BatchData, BatchInformationGain  # noqa: E402
-from benchsel.formulations.bayes.search import SwapState  # noqa: E402
-from benchsel.formulations.estimation.bayes_eval import (  # noqa: E402
+from benchsel.benchmarks._blas import init_worker, one_blas_thread
+from benchsel.formulations.bayes import BatchData, BatchInformationGain
+from benchsel.formulations.bayes.search import SwapState
+from benchsel.formulations.estimation.bayes_eval import (
     bayes_aipw_evaluate,
     bayesame_evaluate,
     rs_mean_evaluate,
     stopping_point,
 )
-from benchsel.instances.responses import load_responses  # noqa: E402
-from benchsel.instances.splits import extrapolation_split, interpolation_split  # noqa: E402
-from benchsel.solvers import solve  # noqa: E402
+from benchsel.instances.responses import load_responses
+from benchsel.instances.splits import extrapolation_split, interpolation_split
+from benchsel.solvers import solve
 
-from ._data import default_data_dir  # noqa: E402
+from .._data import default_data_dir
 
 METHODS = ("bayesame", "bayesame-rs", "rs-mean", "bayes-aipw")
 DATASETS = ("benchmark_prediction/openllm_v2_ifeval", "benchmark_prediction/helm_lite_math")
@@ -256,7 +252,7 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
     if workers > 1:
         import multiprocessing as mp
 
-        with mp.get_context("spawn").Pool(workers) as pool:
+        with mp.get_context("spawn").Pool(workers, initializer=init_worker) as pool:
             results = pool.map(_job, jobs, chunksize=1)
     else:
         results = []
@@ -370,7 +366,8 @@ def _plot(summary: dict[str, Any], methods: tuple[str, ...], split_kind: str, pn
 
 # ====================================================================== main
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.bayes",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small run: fewer instances, seeds and repetitions")
     ap.add_argument("--parts", nargs="+", default=["exact", "timing", "rmse"], choices=["exact", "timing", "rmse"])
     ap.add_argument("--out", type=Path, default=None, help="results folder (CSV files and the PNG plot)")
@@ -405,4 +402,5 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    with one_blas_thread():
+        main()

@@ -2,12 +2,12 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.bayes_miqp --family continuous --out results/miqp/continuous.csv
-    python -m benchsel.benchmarks.bayes_miqp --family binary --out results/miqp/binary.csv
-    python -m benchsel.benchmarks.bayes_miqp --family binary --cells 4:5 5:10 --time-limit 30
-    python -m benchsel.benchmarks.bayes_miqp --family binary --cells 4:40 --methods scip
-    python -m benchsel.benchmarks.bayes_miqp --summary results/miqp/continuous.csv results/miqp/binary.csv
-    python -m benchsel.benchmarks.bayes_miqp --family continuous --diagonal-room --cells 40:4 120:4 200:4
+    python -m benchsel.benchmarks.studies.bayes_miqp --family continuous --out results/miqp/continuous.csv
+    python -m benchsel.benchmarks.studies.bayes_miqp --family binary --out results/miqp/binary.csv
+    python -m benchsel.benchmarks.studies.bayes_miqp --family binary --cells 4:5 5:10 --time-limit 30
+    python -m benchsel.benchmarks.studies.bayes_miqp --family binary --cells 4:40 --methods scip
+    python -m benchsel.benchmarks.studies.bayes_miqp --summary results/miqp/continuous.csv results/miqp/binary.csv
+    python -m benchsel.benchmarks.studies.bayes_miqp --family continuous --diagonal-room --cells 40:4 120:4 200:4
 
 Methods (``--methods``, all three by default): ``exhaustive`` (enumeration),
 ``scip`` (SCIP on the default statement, the perspective outer approximation
@@ -54,8 +54,8 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
 
-from ._data import default_data_dir
-from ._rows import add_summary_options, append_rows, print_summary
+from .._data import default_data_dir
+from .._rows import add_summary_options, append_rows, print_summary
 
 CONTINUOUS_CELLS = ("20:4", "40:4", "60:4", "80:4", "120:4", "40:3", "40:5", "40:6", "40:8", "60:8")
 BINARY_CELLS = ("4:5", "4:10", "4:15", "4:20", "5:5", "5:10", "5:15", "6:5", "6:10", "6:15")
@@ -202,7 +202,7 @@ def diagonal_room(f: BatchInformationGain) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes_miqp",
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.bayes_miqp",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", choices=["continuous", "binary"], default="continuous")
     ap.add_argument("--cells", nargs="+", default=None, help="|U|:k (continuous) or Kr:k (binary)")

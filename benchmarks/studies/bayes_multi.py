@@ -2,17 +2,17 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi                    # every job, then the report
-    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --seeds 0 10       # jobs of seeds 0..9 only
-    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --report-only   # tables, PNG from the jobs
-    python -m benchsel.benchmarks.bayes_multi --out results/bayes_multi --datasets ifeval --regimes high \
+    python -m benchsel.benchmarks.studies.bayes_multi --out results/bayes_multi  # every job, then the report
+    python -m benchsel.benchmarks.studies.bayes_multi --out results/bayes_multi --seeds 0 10  # jobs of seeds 0..9 only
+    python -m benchsel.benchmarks.studies.bayes_multi --out results/bayes_multi --report-only  # tables, PNG
+    python -m benchsel.benchmarks.studies.bayes_multi --out results/bayes_multi --datasets ifeval --regimes high \
         --seeds 0 4 --no-report                                       # one batch of jobs (e.g. under a lock)
-    python -m benchsel.benchmarks.bayes_multi --quick --out /tmp/bm                        # 2 seeds, small coresets
-    python -m benchsel.benchmarks.bayes_multi --out results/bm_F5 --F 5   # multi-target refits every 5 rounds
-    python -m benchsel.benchmarks.bayes_multi --out results/bm_avg --strategy average   # average marginalised gain
-    python -m benchsel.benchmarks.bayes_multi --out results/bm_flip --datasets ifeval \
+    python -m benchsel.benchmarks.studies.bayes_multi --quick --out /tmp/bm  # 2 seeds, small coresets
+    python -m benchsel.benchmarks.studies.bayes_multi --out results/bm_F5 --F 5   # multi-target refits every 5 rounds
+    python -m benchsel.benchmarks.studies.bayes_multi --out results/bm_avg --strategy average  # marginalised gain
+    python -m benchsel.benchmarks.studies.bayes_multi --out results/bm_flip --datasets ifeval \
         --regimes flip0 flip10 flip20                 # controls: noisy copies of one model as the 10 targets
-    python -m benchsel.benchmarks.bayes_multi --random-peer --regimes high low   # random-sample RMSE only, no jobs
+    python -m benchsel.benchmarks.studies.bayes_multi --random-peer --regimes high low  # random peer only
 
 Design (the paper's, section 5.2, with our data):
 
@@ -58,26 +58,22 @@ one thread (set before numpy is imported).
 """
 from __future__ import annotations
 
-import os
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+import numpy as np
 
-import argparse  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from benchsel.benchmarks._blas import one_blas_thread
+from benchsel.formulations.estimation.bayes_eval import bayesame_evaluate, stopping_point
+from benchsel.formulations.estimation.bayes_multi import STRATEGIES, bayesame_multi_evaluate
+from benchsel.instances.responses import load_responses
 
-import numpy as np  # noqa: E402
-
-from benchsel.formulations.estimation.bayes_eval import bayesame_evaluate, stopping_point  # noqa: E402
-from benchsel.formulations.estimation.bayes_multi import STRATEGIES, bayesame_multi_evaluate  # noqa: E402
-from benchsel.instances.responses import load_responses  # noqa: E402
-
-from ._data import default_data_dir  # noqa: E402
-from .bayes import _write_csv  # noqa: E402
+from .._data import default_data_dir
+from .bayes import _write_csv
 
 DATASETS = {
     "ifeval": ("benchmark_prediction/openllm_v2_ifeval.npz", "binary"),
@@ -480,7 +476,8 @@ def _plot(summary: dict[str, Any], png: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.bayes_multi", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.bayes_multi",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None, help="results folder (jobs, CSV files, PNG); required "
                     "except with --random-peer")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
@@ -548,4 +545,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with one_blas_thread():
+        sys.exit(main())

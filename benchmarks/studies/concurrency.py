@@ -5,7 +5,7 @@ suite with its default methods) into one fresh folder at the same moment,
 waits for all, then counts the rows of ``runs.jsonl`` per run and the runs
 each process says it executed::
 
-    python -m benchsel.benchmarks.concurrency --writers 2 --jobs 1
+    python -m benchsel.benchmarks.studies.concurrency --writers 2 --jobs 1
 
 Exit code 0 when every run of the grid is in ``runs.jsonl`` exactly once, the
 executions add up to the grid and every writer exited 0.

@@ -11,10 +11,10 @@ Each run is its own process, so its peak RSS is its own: ``"fasterpam"``
 
 Usage::
 
-    python -m benchsel.benchmarks.coreset_scale --max-n 2100              # N <= 2 100, 60 s each
-    python -m benchsel.benchmarks.coreset_scale --matrices glue_qnli      # 600 s (N > 2 100)
-    python -m benchsel.benchmarks.coreset_scale --synthetic 14000 --k 100 # 600 s
-    python -m benchsel.benchmarks.coreset_scale --matrices glue_rte --k 10 50 --methods highs
+    python -m benchsel.benchmarks.studies.coreset_scale --max-n 2100              # N <= 2 100, 60 s each
+    python -m benchsel.benchmarks.studies.coreset_scale --matrices glue_qnli      # 600 s (N > 2 100)
+    python -m benchsel.benchmarks.studies.coreset_scale --synthetic 14000 --k 100 # 600 s
+    python -m benchsel.benchmarks.studies.coreset_scale --matrices glue_rte --k 10 50 --methods highs
 
 ``--time-limit`` overrides the default limits (60 s up to N = 2 100, 600 s
 above); ``--lock FILE`` holds an exclusive lock on FILE during each run (a
@@ -39,60 +39,20 @@ from typing import Any
 
 import numpy as np
 
-from ._data import default_data_dir
+from benchsel.instances.synthetic import make_benchmark_responses
+from benchsel.solvers import solve
 
-__all__ = ["main", "real_matrices", "response_coreset", "run_case"]
+from .._data import default_data_dir
+from ..coresets import KS, real_matrices, response_coreset
 
-KS = (10, 25, 50, 100)
-SOURCE_SHARE = 0.75
+__all__ = ["main", "run_case"]
+
 SMALL_N = 2100
 SMALL_LIMIT, BIG_LIMIT = 60.0, 600.0
 
 
-def response_coreset(Y: np.ndarray, k: int, *, source_share: float = SOURCE_SHARE, seed: int = 0,
-                     dtype: str = "float64") -> tuple[Any, np.ndarray]:
-    """The k-medoids instance of a response matrix, as AnchorPoints builds it.
-
-    Parameters
-    ----------
-    Y : ndarray, shape (M, N)
-        Models x items.
-    k : int
-    source_share : float
-        Share of the models whose responses describe the items (a seeded
-        random subset; the rest are the held-out targets).
-    seed : int
-    dtype : {"float64", "float32"}
-
-    Returns
-    -------
-    f : KMedoids
-        Over the items that are not constant on the sources.
-    items : ndarray of int, shape (n,)
-        Column of ``Y`` of each item of ``f``.
-    """
-    from benchsel.formulations.kmedoids import KMedoids
-    from benchsel.instances.splits import interpolation_split
-
-    M = Y.shape[0]
-    n_src = round(source_share * M)
-    sp = interpolation_split(Y, n_targets=M - n_src, ref_fraction=1.0, seed=seed)
-    X = np.asarray(Y[sp.references], dtype=float).T  # items x source models
-    items = np.flatnonzero(X.std(axis=1) > 0)
-    return KMedoids.from_features(X[items], k, metric="correlation", dtype=dtype), items
-
-
-def real_matrices(data_dir: Path | None) -> dict[str, Path]:
-    """``{name: path}`` of the binary matrices in ``<data>/responses/benchmark_prediction``."""
-    if data_dir is None:
-        return {}
-    folder = Path(data_dir) / "responses" / "benchmark_prediction"
-    return {p.stem: p for p in sorted(folder.glob("*.npz"))}
-
-
 def _matrix(name: str, data_dir: Path | None, seed: int) -> np.ndarray:
     if name.startswith("synthetic-"):
-        from benchsel.instances.synthetic import make_benchmark_responses
 
         return make_benchmark_responses(100, int(name.split("-", 1)[1]), seed=seed)
     paths = real_matrices(data_dir)
@@ -105,7 +65,6 @@ def _matrix(name: str, data_dir: Path | None, seed: int) -> np.ndarray:
 def run_case(name: str, k: int, method: str, time_limit: float, *, data_dir: Path | None = None, seed: int = 0,
              options: dict[str, Any] | None = None) -> dict[str, Any]:
     """One run in this process; the row (peak RSS is this process's)."""
-    from benchsel.solvers import solve
 
     t0 = time.perf_counter()
     f, _ = response_coreset(_matrix(name, data_dir, seed), k, seed=seed)
@@ -153,7 +112,7 @@ def _locked(path: Path | None) -> Iterator[None]:
 
 def _child(name: str, k: int, method: str, time_limit: float, data_dir: Path | None, seed: int,
            options: dict[str, Any], lock: Path | None) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "benchsel.benchmarks.coreset_scale", "--one", name, str(k), method,
+    cmd = [sys.executable, "-m", "benchsel.benchmarks.studies.coreset_scale", "--one", name, str(k), method,
            str(time_limit), "--seed", str(seed), "--options", json.dumps(options)]
     if data_dir is not None:
         cmd += ["--data-dir", str(data_dir)]
@@ -203,7 +162,7 @@ def summary(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.coreset_scale",
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.coreset_scale",
                                  description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--matrices", nargs="+", default=None, help="matrix names (default: all real ones)")
     ap.add_argument("--synthetic", type=int, nargs="*", default=None, metavar="N",

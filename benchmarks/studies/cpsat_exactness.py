@@ -2,10 +2,10 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.cpsat_exactness                  # 500 instances per formulation
-    python -m benchsel.benchmarks.cpsat_exactness --instances 50   # a quick share
-    python -m benchsel.benchmarks.cpsat_exactness --out cpsat.json
-    python -m benchsel.benchmarks.cpsat_exactness --combine a.json b.json   # one table from runs in chunks
+    python -m benchsel.benchmarks.studies.cpsat_exactness                  # 500 instances per formulation
+    python -m benchsel.benchmarks.studies.cpsat_exactness --instances 50   # a quick share
+    python -m benchsel.benchmarks.studies.cpsat_exactness --out cpsat.json
+    python -m benchsel.benchmarks.studies.cpsat_exactness --combine a.json b.json   # one table from runs in chunks
 
 For each formulation with a linear statement (``RankingRiskReconstruction``,
 ``KMedoids``, ``PositionalProportionality``, ``PositionalRepresentation``) the
@@ -215,7 +215,7 @@ def summarise(rows: list[dict]) -> dict[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.cpsat_exactness",
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.cpsat_exactness",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--instances", type=int, default=500, help="instances per formulation (default 500)")
     ap.add_argument("--formulations", nargs="*", default=None, choices=tuple(GENERATORS))

@@ -9,35 +9,33 @@ model fits (2PL on the sources; gp-IRT also refits on 80 % of them to choose
 its weight) are reported apart, as the first fit of each setting, with the
 fit cache off::
 
-    python -m benchsel.benchmarks.estimator_speed [--sources 200] [--items 5000] [--k 100] [--repeats 5]
+    python -m benchsel.benchmarks.studies.estimator_speed [--sources 200] [--items 5000] [--k 100] [--repeats 5]
 
 BLAS is pinned to one thread (set before numpy is imported).
 """
 from __future__ import annotations
 
-import os
+import argparse
+import statistics
+import sys
+import time
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+import numpy as np
 
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
+from benchsel.benchmarks._blas import one_blas_thread
+from benchsel.formulations.estimation import get_estimator, irt
 
-import numpy as np  # noqa: E402
+from ..fidelity import parse_spec
+from ..suites import irt_responses
 
 ESTIMATORS = ("mean", "cluster-weighted", "ridge", "ridge:target=unseen", "repcore-ridge", "rs-mean", "bayes-aipw",
               "source-assisted", "irt:variant=p-irt", "irt", "stacked")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchsel.formulations.estimation import get_estimator, irt
 
-    from .fidelity import parse_spec
-    from .suites import irt_responses
 
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.estimator_speed",
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.estimator_speed",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--sources", type=int, default=200)
     ap.add_argument("--targets", type=int, default=100)
@@ -86,4 +84,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    with one_blas_thread():
+        sys.exit(main())

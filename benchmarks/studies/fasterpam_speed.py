@@ -5,7 +5,7 @@ candidate, and the built-in implementation otherwise (weights, candidate sets).
 This script checks that the built-in one reaches the same kind of local optimum
 and measures its speed ratio on OR-Library instances::
 
-    python -m benchsel.benchmarks.fasterpam_speed [--instances pmed1 pmed10 ...] [--repeats 3]
+    python -m benchsel.benchmarks.studies.fasterpam_speed [--instances pmed1 pmed10 ...] [--repeats 3]
 """
 from __future__ import annotations
 
@@ -17,17 +17,17 @@ import warnings
 
 import numpy as np
 
+from benchsel.heuristics.kmedoids import fasterpam
 from benchsel.instances.orlib import load_pmed
 
-from ._data import default_data_dir
+from .._data import default_data_dir
 
 
 def main(argv: list[str] | None = None) -> int:
     import kmedoids
 
-    from benchsel.heuristics.kmedoids import fasterpam
 
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.fasterpam_speed",
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.fasterpam_speed",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--instances", nargs="+", default=[f"pmed{i}" for i in (1, 5, 10, 15, 20, 25, 30, 35, 40)])
     ap.add_argument("--repeats", type=int, default=3)

@@ -2,14 +2,14 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.holocosm --part optimality      # N = 30: swap, anneal vs the proven optimum
-    python -m benchsel.benchmarks.holocosm --part large --n 300   # N = 100 / 300 / 1000: gaps to the best known
-    python -m benchsel.benchmarks.holocosm --part timelimits      # wall clock of every exact backend at its limit
-    python -m benchsel.benchmarks.holocosm --part realfid         # real sets: random, swap, anneal, highs
-    python -m benchsel.benchmarks.holocosm --part manytargets     # synthetic, 200 targets: when the objective pays
-    python -m benchsel.benchmarks.holocosm --part timing          # or: exact, fidelity (the paper's protocol)
-    python -m benchsel.benchmarks.holocosm --quick                # small versions of the original parts
-    python -m benchsel.benchmarks.holocosm --part ... --out hc.json   # also save every row as JSON
+    python -m benchsel.benchmarks.studies.holocosm --part optimality      # N = 30: swap, anneal vs the proven optimum
+    python -m benchsel.benchmarks.studies.holocosm --part large --n 300   # N = 100 / 300 / 1000: gaps to the best known
+    python -m benchsel.benchmarks.studies.holocosm --part timelimits  # wall clock of every exact backend at its limit
+    python -m benchsel.benchmarks.studies.holocosm --part realfid         # real sets: random, swap, anneal, highs
+    python -m benchsel.benchmarks.studies.holocosm --part manytargets  # synthetic, 200 targets: when the objective pays
+    python -m benchsel.benchmarks.studies.holocosm --part timing          # or: exact, fidelity (the paper's protocol)
+    python -m benchsel.benchmarks.studies.holocosm --quick                # small versions of the original parts
+    python -m benchsel.benchmarks.studies.holocosm --part ... --out hc.json   # also save every row as JSON
 
 Parts:
 
@@ -35,7 +35,7 @@ Parts:
 * ``exact`` — ``"highs"`` (both model forms), ``"cpsat"`` and ``"swap"``
   against brute force on random tiny instances (the conformance rules); the
   full CP-SAT study over every formulation is
-  :mod:`benchsel.benchmarks.cpsat_exactness`.
+  :mod:`benchsel.benchmarks.studies.cpsat_exactness`.
 * ``realfid`` — the real multi-metric sets (WMT TED MQM en-de and zh-en, 6
   sources; UniEval Topical-Chat, 3 sources), the paper's split, 20 %
   retention: held-out target NMAE and Spearman of Random with the
@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations import PositionalProportionality
 from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
 from benchsel.heuristics.holocosm import (
     anchorpoints,
@@ -73,9 +74,12 @@ from benchsel.heuristics.holocosm import (
     swap_unconstrained,
 )
 from benchsel.instances.responses import load_responses, make_multimetric, paper_split
+from benchsel.instances.scores import mallows_profile
+from benchsel.instances.synthetic import make_kmedoids
 from benchsel.solvers import solve
+from benchsel.solvers.conformance import brute_force, check_method
 
-from ._data import default_data_dir
+from .._data import default_data_dir
 
 RETENTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
 
@@ -301,9 +305,6 @@ def _print_design(rows: list[dict]) -> None:
 # --------------------------------------------------------------------------- time limits
 def time_limit_instances() -> dict[str, Any]:
     """The issue's three time-limit instances (built once; their construction is not timed)."""
-    from benchsel.formulations import PositionalProportionality
-    from benchsel.instances.scores import mallows_profile
-    from benchsel.instances.synthetic import make_kmedoids
 
     return {
         "RRR N=300": readme_instance(300, 0),
@@ -459,7 +460,6 @@ def exact_check(n_instances: int = 100, quiet: bool = False) -> dict:
     Every third instance has integer responses (ties). Returns the number of
     conforming runs per configuration and how many optima sit exactly at ``eps``.
     """
-    from benchsel.solvers.conformance import brute_force, check_method
 
     cfg: dict[str, tuple[str, dict[str, Any]]] = {
         "highs": ("highs", {}), "highs_separate_aux": ("highs", {"pools": "separate", "muhat": "aux"}),
@@ -642,7 +642,8 @@ PARTS = ("timing", "optimality", "large", "design", "timelimits", "exact", "real
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.holocosm", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.holocosm",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small versions of the original parts (timing, optimality, "
                                                          "exact, fidelity)")
     ap.add_argument("--part", choices=("all", *PARTS), default="all",

@@ -4,7 +4,7 @@ Each stage runs in its own fresh interpreter, one after the other, and reports t
 resident memory (``ru_maxrss``), the stage's wall seconds and which of the heavy optional modules
 (pandas, scikit-learn, scipy.stats, the ``kmedoids`` package's ``__init__``) it imported::
 
-    python -m benchsel.benchmarks.import_cost [--repeats 3]
+    python -m benchsel.benchmarks.studies.import_cost [--repeats 3]
 
 Stages: the numeric base (numpy, scipy.sparse, highspy); ``import benchsel``; the method registry
 (what the first ``solve()`` of any formulation loads); a small k-medoids solve with ``"highs"`` (its
@@ -60,7 +60,7 @@ def measure(code: str) -> Probe:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.import_cost",
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.import_cost",
                                  description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3, help="fresh processes per stage (the median is printed)")
     args = ap.parse_args(argv)

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.orlib_pmed                      # all 40 instances, highs + fasterpam
-    python -m benchsel.benchmarks.orlib_pmed --instances pmed1 pmed2 --methods highs fasterpam
-    python -m benchsel.benchmarks.orlib_pmed --build-compare pmed40   # neutral build vs solve, highs and pyomo
+    python -m benchsel.benchmarks.studies.orlib_pmed                      # all 40 instances, highs + fasterpam
+    python -m benchsel.benchmarks.studies.orlib_pmed --instances pmed1 pmed2 --methods highs fasterpam
+    python -m benchsel.benchmarks.studies.orlib_pmed --build-compare pmed40   # neutral build vs solve, highs and pyomo
 
 Prints one row per (instance, method): objective, known optimum, gap to it,
 termination, build and solve seconds; ``--out FILE.csv`` saves the rows.
@@ -23,7 +23,7 @@ from typing import Any
 from benchsel.instances.orlib import load_pmed, load_pmed_optima
 from benchsel.solvers import solve
 
-from ._data import default_data_dir
+from .._data import default_data_dir
 
 
 def _rel(a: float, b: float) -> float:
@@ -93,7 +93,8 @@ def build_compare(name: str, data_dir: Path, time_limit: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.orlib_pmed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.orlib_pmed",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--instances", nargs="+", default=[f"pmed{i}" for i in range(1, 41)])
     ap.add_argument("--methods", nargs="+", default=["highs", "fasterpam"])
     ap.add_argument("--time-limit", type=float, default=60.0)

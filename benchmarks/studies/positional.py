@@ -2,11 +2,11 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.positional                 # full study + synthetic 200 x 100 case
-    python -m benchsel.benchmarks.positional --quick         # 3 tables, g in {2, 3}, eps = 0.2, synthetic 60 x 30
-    python -m benchsel.benchmarks.positional --g --no-synthetic --out results/positional   # proportionality only
-    python -m benchsel.benchmarks.positional --compare --no-synthetic   # time to proof, four exact methods
-    python -m benchsel.benchmarks.positional --compare --no-study --methods size-sweep highs:model=direct
+    python -m benchsel.benchmarks.studies.positional                 # full study + synthetic 200 x 100 case
+    python -m benchsel.benchmarks.studies.positional --quick  # 3 tables, g in {2, 3}, eps = 0.2, synthetic 60 x 30
+    python -m benchsel.benchmarks.studies.positional --g --no-synthetic --out results/positional  # proportionality only
+    python -m benchsel.benchmarks.studies.positional --compare --no-synthetic   # time to proof, four exact methods
+    python -m benchsel.benchmarks.studies.positional --compare --no-study --methods size-sweep highs:model=direct
 
 Missing-data study: every real table of ``shared/data/positional`` under
 ``missing="drop"`` and ``missing="last"`` (ties ``"min"``); for g in {1, 2, 3, 4}
@@ -54,8 +54,8 @@ from benchsel.formulations.positional import PositionalProportionality, Position
 from benchsel.instances.scores import load_score_table, mallows_profile
 from benchsel.solvers import solve
 
-from ._data import default_data_dir
-from .tasks import parse_method
+from .._data import default_data_dir
+from ..tasks import parse_method
 
 TABLES = (
     "helm/accuracy.tsv",
@@ -460,7 +460,8 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.positional", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.positional",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 tables, g in {2, 3}, eps = 0.2, synthetic 60 x 30")
     ap.add_argument("--time-limit", type=float, default=10.0, help="seconds per real-table exact solve")
     ap.add_argument("--synthetic-time-limit", type=float, default=120.0)

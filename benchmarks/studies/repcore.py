@@ -2,12 +2,12 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.repcore --part speed        # 2 000 items x 10 models x width 1 024
-    python -m benchsel.benchmarks.repcore --part clustering   # adjusted Rand index of the planted groups
-    python -m benchsel.benchmarks.repcore --part synthetic    # MAE / Spearman, 5, 10, 20 sources
-    python -m benchsel.benchmarks.repcore --part arc          # 0/1 K-means + Ridge on ARC-Challenge
-    python -m benchsel.benchmarks.repcore --quick             # every part, small (~1 min)
-    python -m benchsel.benchmarks.repcore --out rc.json       # also write every row as JSON
+    python -m benchsel.benchmarks.studies.repcore --part speed        # 2 000 items x 10 models x width 1 024
+    python -m benchsel.benchmarks.studies.repcore --part clustering   # adjusted Rand index of the planted groups
+    python -m benchsel.benchmarks.studies.repcore --part synthetic    # MAE / Spearman, 5, 10, 20 sources
+    python -m benchsel.benchmarks.studies.repcore --part arc          # 0/1 K-means + Ridge on ARC-Challenge
+    python -m benchsel.benchmarks.studies.repcore --quick             # every part, small (~1 min)
+    python -m benchsel.benchmarks.studies.repcore --out rc.json       # also write every row as JSON
 
 Parts:
 
@@ -40,31 +40,28 @@ slower with two BLAS threads. Timings depend on the machine's load.
 """
 from __future__ import annotations
 
-import os
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+import numpy as np
+from scipy.special import comb
+from scipy.stats import t as student_t
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from benchsel.benchmarks._blas import one_blas_thread
+from benchsel.formulations.estimation import get_estimator
+from benchsel.formulations.kmedoids import KMedoids, dissimilarity
+from benchsel.formulations.repcore import RepCoreAligner
+from benchsel.instances.hidden import make_hidden_states
+from benchsel.instances.responses import load_responses
+from benchsel.solvers import solve
 
-import numpy as np  # noqa: E402
-from scipy.special import comb  # noqa: E402
-from scipy.stats import t as student_t  # noqa: E402
-
-from benchsel.formulations.estimation import get_estimator  # noqa: E402
-from benchsel.formulations.kmedoids import KMedoids, dissimilarity  # noqa: E402
-from benchsel.formulations.repcore import RepCoreAligner  # noqa: E402
-from benchsel.instances.hidden import make_hidden_states  # noqa: E402
-from benchsel.solvers import solve  # noqa: E402
-
-from ._data import default_data_dir  # noqa: E402
-from .fidelity import _corr  # noqa: E402
+from .._data import default_data_dir
+from ..fidelity import rank_correlations
 
 SOURCES = (5, 10, 20)
 KS_SYNTHETIC = (10, 30, 50)
@@ -95,7 +92,7 @@ def adjusted_rand_index(a: Any, b: Any) -> float:
 def score(est: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     """MAE (accuracy points, 0-1 scale), Spearman and Kendall tau-b of estimated vs true target scores."""
     est = np.asarray(est, dtype=float)
-    sp, kt = _corr(est, truth)
+    sp, kt = rank_correlations(est, truth)
     return {"mae": float(np.mean(np.abs(est - truth))), "spearman": sp, "kendall": kt}
 
 
@@ -260,7 +257,6 @@ def synthetic(seeds: int = 10, sources: tuple[int, ...] = SOURCES, ks: tuple[int
 def arc(draws: int = 10, n_sources: int = 10, ks: tuple[int, ...] = KS_ARC, data_dir: Path | None = None,
         quiet: bool = False) -> list[dict]:
     """0/1 K-means + Ridge (and context pipelines) on ``openllm_v2_arc_challenge``, random source draws."""
-    from benchsel.instances.responses import load_responses
 
     data_dir = data_dir or default_data_dir()
     path = None if data_dir is None else Path(data_dir) / "responses" / "benchmark_prediction" / \
@@ -354,7 +350,8 @@ def print_paired(rows: list[dict], base: str = "RepCore",
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.repcore", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.repcore",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=("all", "speed", "clustering", "synthetic", "arc"), default="all")
     ap.add_argument("--quick", action="store_true", help="small versions of every part")
     ap.add_argument("--seeds", type=int, default=None, help="synthetic seeds / ARC source draws (default 10; quick 2)")
@@ -420,4 +417,5 @@ def _reprint(rows: list[dict]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with one_blas_thread():
+        raise SystemExit(main())

@@ -2,10 +2,10 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.scip_compare --part pmed --out results/scip/pmed.csv            # pmed1..40
-    python -m benchsel.benchmarks.scip_compare --part pmed --instances pmed1 pmed2 --time-limit 30
-    python -m benchsel.benchmarks.scip_compare --part coreset --out results/scip/coreset.csv      # real matrices
-    python -m benchsel.benchmarks.scip_compare --summary results/scip/pmed.csv results/scip/coreset.csv
+    python -m benchsel.benchmarks.studies.scip_compare --part pmed --out results/scip/pmed.csv            # pmed1..40
+    python -m benchsel.benchmarks.studies.scip_compare --part pmed --instances pmed1 pmed2 --time-limit 30
+    python -m benchsel.benchmarks.studies.scip_compare --part coreset --out results/scip/coreset.csv  # real matrices
+    python -m benchsel.benchmarks.studies.scip_compare --summary results/scip/pmed.csv results/scip/coreset.csv
 
 Both methods solve ``KMedoids.linear_model(model="benders")``: one cost column
 per item and the cuts ``theta_i >= L - sum_j max(0, L - D[i, j]) y_j``
@@ -45,8 +45,8 @@ from benchsel.instances.orlib import load_pmed, load_pmed_optima
 from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
 
-from ._data import default_data_dir
-from ._rows import add_summary_options, append_rows, print_summary
+from .._data import default_data_dir
+from .._rows import add_summary_options, append_rows, print_summary
 
 METHODS = ("highs", "scip")
 CORESET_K = 50
@@ -167,7 +167,7 @@ def markdown(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.scip_compare",
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.scip_compare",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=["pmed", "coreset"], default="pmed")
     ap.add_argument("--instances", nargs="+", default=None, help="instance names (pmed<k> or matrix stems)")

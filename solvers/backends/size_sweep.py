@@ -657,7 +657,7 @@ AUTO_REPRESENTATION_MAX_METRICS = 40
 def auto_choice(f: Any) -> str:
     """The exact method ``"auto"`` runs on ``f``: the fastest to proof for its instance class.
 
-    Measured with ``python -m benchsel.benchmarks.positional --compare`` (see
+    Measured with ``python -m benchsel.benchmarks.studies.positional --compare`` (see
     ``docs/formulations/positional.md``): on minimum-size and fixed-size proportionality the LP bound
     is useless (spreading ``x = k/n`` satisfies every row once ``k eps >= 1``) and ``"size-sweep"``
     proves every real table, HiGHS and CP-SAT's portfolio do not; on representation

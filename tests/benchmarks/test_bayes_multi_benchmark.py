@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from benchsel.benchmarks import bayes_multi
+from benchsel.benchmarks.studies import bayes_multi
 
 
 def _job(path, seed, N=100, init=10, mx=20, Kt=3, e_single=0.02, e_multi=0.01, truth=None, targets=None):
@@ -126,6 +126,7 @@ def test_the_random_sample_rmse_is_the_exact_expectation_over_every_sample():
     assert bayes_multi.random_mean_rmse(np.array([0.25]), 1, 1) == 0.0
 
 
+@pytest.mark.data
 def test_the_report_puts_the_random_sample_beside_the_methods_on_the_same_targets(tmp_path):
     from benchsel.benchmarks._data import default_data_dir
 
@@ -156,6 +157,7 @@ def test_the_report_puts_the_random_sample_beside_the_methods_on_the_same_target
     assert bayes_multi.markdown(without)[3].endswith("| - |")
 
 
+@pytest.mark.data
 def test_the_report_refuses_jobs_whose_targets_are_not_the_ones_rebuilt_from_the_data(tmp_path, capsys):
     from benchsel.benchmarks._data import default_data_dir
 

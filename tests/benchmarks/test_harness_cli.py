@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.data import needs_data
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.benchmarks.cli import main
@@ -121,8 +122,7 @@ def test_console_process_exit_code_and_debug(bad_files):
     assert p.returncode != 0 and "Traceback" in p.stderr
 
 
-@pytest.mark.skipif(default_data_dir() is None or not (default_data_dir() / "orlib" / "pmed" / "pmed1.txt").exists(),
-                    reason="shared OR-Library data not present")
+@needs_data("orlib", "pmed", "pmed1.txt")
 def test_orlib_pmed_suite_real_data(tmp_path, capsys):
     rc = main(["run", "orlib-pmed", "--instances", "pmed1", "--methods", "highs", "fasterpam", "--time-limit", "60",
                "--jobs", "2", "--out", str(tmp_path), "--no-progress"])

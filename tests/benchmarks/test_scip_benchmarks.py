@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchsel.benchmarks import bayes_miqp, scip_compare
 from benchsel.benchmarks._rows import read_rows
+from benchsel.benchmarks.studies import bayes_miqp, scip_compare
 from benchsel.solvers.backends.scip import scip_available
 
 needs_scip = pytest.mark.skipif(not scip_available(), reason="PySCIPOpt is not installed")

@@ -3,10 +3,10 @@ and the benchmark script's pieces."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from support.data import DATA, needs_data
 
 from benchsel.formulations.bayes import BayesModel, bucketize
 from benchsel.formulations.estimation.bayes_eval import (
@@ -20,8 +20,7 @@ from benchsel.instances.responses import load_responses
 from benchsel.instances.splits import extrapolation_split, interpolation_split
 from benchsel.solvers import InvalidInputError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "responses"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/responses not present")
+RESP = None if DATA is None else DATA / "responses"
 
 
 def _synthetic(seed: int = 0, Kr: int = 8, N: int = 120, binary: bool = False):
@@ -228,17 +227,17 @@ def test_extrapolation_split():
 
 
 # ================================================================ real data
-@needs_data
+@needs_data("responses")
 def test_real_bucket_counts_match_the_data_readme():
-    gqa = load_responses(DATA / "proeval" / "gqa.npz")
+    gqa = load_responses(RESP / "proeval" / "gqa.npz")
     assert bucketize(gqa.Y).n_buckets == 744  # "Only 744 distinct item columns"
-    psn = load_responses(DATA / "psn_irt" / "opencompass_11bench.npz")
+    psn = load_responses(RESP / "psn_irt" / "opencompass_11bench.npz")
     assert bucketize(psn.Y).n_buckets == 2099  # "Only 2099 distinct item response vectors among 41871 items"
 
 
-@needs_data
+@needs_data("responses")
 def test_real_binary_interpolation_run():
-    Y = load_responses(DATA / "benchmark_prediction" / "helm_lite_math.npz").matrix(0)
+    Y = load_responses(RESP / "benchmark_prediction" / "helm_lite_math.npz").matrix(0)
     s = interpolation_split(Y, seed=0)
     R = Y[s.references]
     y = Y[s.targets[0]]
@@ -249,9 +248,9 @@ def test_real_binary_interpolation_run():
     assert r.info["n_buckets"] == bucketize(R).n_buckets
 
 
-@needs_data
+@needs_data("responses")
 def test_real_continuous_extrapolation_with_tolerance():
-    resp = load_responses(DATA / "wmt_mqm" / "newstest2021_zhen_mqm.npz")
+    resp = load_responses(RESP / "wmt_mqm" / "newstest2021_zhen_mqm.npz")
     Y = resp.matrix(0)  # oriented higher-is-better (negated MQM penalty)
     s = extrapolation_split(Y, n_targets=5, seed=0)
     R = Y[s.references]
@@ -264,7 +263,7 @@ def test_real_continuous_extrapolation_with_tolerance():
 
 # ================================================================ benchmark
 def test_benchmark_pieces(tmp_path):
-    from benchsel.benchmarks import bayes as bb
+    from benchsel.benchmarks.studies import bayes as bb
 
     assert bb.ewi_rmse(np.full(100, 0.02)) == pytest.approx(100 * 100 * 0.02 / 2, rel=0.02)
     ex = bb.exact_part(3, quiet=True)
@@ -279,9 +278,9 @@ def test_benchmark_pieces(tmp_path):
     assert (tmp_path / "smc_vs_exact.csv").read_text().count("\n") == 3
 
 
-@needs_data
+@needs_data("responses")
 def test_benchmark_rmse_part_writes_plot(tmp_path):
-    from benchsel.benchmarks import bayes as bb
+    from benchsel.benchmarks.studies import bayes as bb
 
     out = bb.rmse_part(["benchmark_prediction/glue_rte"], "interpolation", seeds=1, targets=1,
                        methods=("rs-mean", "bayesame-rs"), workers=1, out=tmp_path, quiet=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.data import needs_data
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.formulations import KMedoids, RankingRiskReconstruction
@@ -22,7 +23,6 @@ from benchsel.solvers import solve
 
 DATA = default_data_dir()
 RESP = None if DATA is None else DATA / "responses"
-needs_data = pytest.mark.skipif(RESP is None or not (RESP / "wmt_mqm").is_dir(), reason="shared data not found")
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_unconstrained_ablation_ignores_the_constraint(synth):
     assert u.extra["R_mean"] <= f.bank_R_mean.min() + 1e-12
 
 
-@needs_data
+@needs_data("responses", "wmt_mqm")
 @pytest.mark.parametrize("name,n_sources", [("wmt_mqm/ted_ende_multimetric.npz", 6),
                                             ("wmt_mqm/ted_zhen_multimetric.npz", 6),
                                             ("unieval_topical_chat/topical_chat_multimetric.npz", 3)])
@@ -113,7 +113,7 @@ def test_real_multimetric_sets(name, n_sources):
     np.testing.assert_allclose(raw_est, est * np.where(R.lower_is_better, -1.0, 1.0), atol=1e-12)
 
 
-@needs_data
+@needs_data("responses", "wmt_mqm")
 def test_ted_split_is_the_papers():
     R = load_responses(RESP / "wmt_mqm/ted_ende_multimetric.npz")
     split = paper_split(R)

@@ -1,12 +1,11 @@
 """KMedoids: data checks, oracle, the three exact statements, heuristics, time limits, OR-Library loading."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.data import DATA, needs_data
 
 from benchsel.formulations import KMedoids
 from benchsel.formulations.base import Check, Formulation
@@ -21,9 +20,7 @@ from benchsel.solvers import (
 )
 from benchsel.solvers.conformance import brute_force
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-PMED = DATA / "orlib" / "pmed"
-needs_data = pytest.mark.skipif(not PMED.is_dir(), reason="../shared/data/orlib/pmed not present")
+PMED = None if DATA is None else DATA / "orlib" / "pmed"
 
 
 # ----------------------------------------------------------------- bad input
@@ -300,6 +297,7 @@ def test_radius_model_is_smaller_and_agrees_on_a_larger_instance():
     assert a.termination == r.termination == b.termination == "optimal"
 
 
+@pytest.mark.slow
 def test_warm_start_is_accepted_and_checked():
     f = make_kmedoids(60, 4, seed=2)
     h = solve(f, "fasterpam", seed=0)
@@ -310,7 +308,8 @@ def test_warm_start_is_accepted_and_checked():
         solve(f, "highs", warm_start=[0, 99])
 
 
-@needs_data
+@pytest.mark.slow
+@needs_data("orlib", "pmed")
 @pytest.mark.parametrize("model", ["radius", "benders"])
 def test_time_limit_keeps_a_feasible_incumbent(model):
     f = load_pmed(PMED / "pmed38.txt")  # N = 900, k = 5: not provable in 3 s
@@ -411,7 +410,7 @@ def test_pmed_reader_bad_files(tmp_path, text, match):
         read_pmed_graph(p)
 
 
-@needs_data
+@needs_data("orlib", "pmed")
 def test_pmed1_and_pmed4_are_proven_optimal():
     from benchsel.instances import load_pmed_optima
 

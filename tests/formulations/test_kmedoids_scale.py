@@ -6,7 +6,6 @@ import csv
 import json
 import time
 import tracemalloc
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -15,6 +14,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
+from support.data import DATA, needs_data
 
 from benchsel.formulations import KMedoids
 from benchsel.formulations.kmedoids import BendersCuts, ModelTooLargeError, SwapState, dissimilarity
@@ -22,9 +22,7 @@ from benchsel.instances import make_benchmark_responses, make_kmedoids
 from benchsel.solvers import InvalidInputError, solve
 from benchsel.solvers.conformance import brute_force
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-RESP = DATA / "responses" / "benchmark_prediction"
-needs_data = pytest.mark.skipif(not RESP.is_dir(), reason="../shared/data/responses not present")
+RESP = None if DATA is None else DATA / "responses" / "benchmark_prediction"
 
 
 def _naive_dissimilarity(X, metric):
@@ -487,9 +485,9 @@ def test_benchmark_responses_generator():
 
 
 # ----------------------------------------------------------------- benchmark
-@needs_data
+@needs_data("responses", "benchmark_prediction")
 def test_coreset_scale_script_and_suite(capsys, tmp_path):
-    from benchsel.benchmarks import coreset_scale
+    from benchsel.benchmarks.studies import coreset_scale
     from benchsel.benchmarks.suites import suite_instances
 
     assert coreset_scale.main(["--matrices", "glue_rte", "--k", "25", "--time-limit", "30"]) == 0

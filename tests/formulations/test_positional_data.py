@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.data import needs_data
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.formulations import PositionalProportionality as PP
@@ -13,7 +14,6 @@ from benchsel.solvers import InvalidInputError, solve
 
 DATA = default_data_dir()
 POS = None if DATA is None else DATA / "positional"
-needs_data = pytest.mark.skipif(POS is None or not POS.is_dir(), reason="shared/data/positional not found")
 
 # file: (alternatives, metric columns, missing cells) after dropping empty rows/columns
 EXPECTED = {
@@ -30,7 +30,7 @@ EXPECTED = {
 }
 
 
-@needs_data
+@needs_data("positional")
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_load_every_table(name):
     df = load_score_table(POS / name)
@@ -41,7 +41,7 @@ def test_load_every_table(name):
     assert df.index.is_unique
 
 
-@needs_data
+@needs_data("positional")
 def test_directions_and_dropped_columns():
     cal = load_score_table(POS / "helm/calibration.tsv")
     assert not score_directions(cal).any()  # ECE: lower is better
@@ -59,7 +59,7 @@ def test_directions_and_dropped_columns():
     assert f.positions[list(cal.index).index(best), col] == 1
 
 
-@needs_data
+@needs_data("positional")
 def test_missing_policies_on_accuracy():
     df = load_score_table(POS / "helm/accuracy.tsv")
     with pytest.raises(InvalidInputError, match="196 missing scores"):
@@ -76,7 +76,7 @@ def test_missing_policies_on_accuracy():
         PR.from_scores(load_score_table(POS / "helm/bias.tsv"), g=2, missing="drop")
 
 
-@needs_data
+@needs_data("positional")
 def test_proportionality_on_helm_lite():
     df = load_score_table(POS / "helm/helm_lite_240829.csv")
     f = PP.from_scores(df, eps=0.2, missing="drop")

@@ -416,7 +416,7 @@ def test_unreadable_files(tmp_path):
 
 # ----------------------------------------------------------------- benchmark helpers
 def test_adjusted_rand_index():
-    from benchsel.benchmarks.repcore import adjusted_rand_index
+    from benchsel.benchmarks.studies.repcore import adjusted_rand_index
 
     a = np.array([0, 0, 1, 1, 2, 2])
     assert adjusted_rand_index(a, a) == pytest.approx(1.0)
@@ -448,7 +448,7 @@ def test_repcore_suite_and_fidelity():
 def test_paired_differences_and_reprint(tmp_path, capsys):
     import json
 
-    from benchsel.benchmarks.repcore import main
+    from benchsel.benchmarks.studies.repcore import main
 
     rows = [{"part": "synthetic", "seed": s, "n_sources": 5, "k": 10, "pipeline": p, "mae": m,
              "spearman": 0.9, "kendall": 0.8, "select_seconds": 0.0}

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.data import needs_data
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.formulations import formulation_classes
@@ -96,8 +97,7 @@ def test_mps_export_solved_by_highs_reading_the_file(tmp_path):
     assert load_instance(mps).formulation is None
 
 
-@pytest.mark.skipif(default_data_dir() is None or not (default_data_dir() / "orlib" / "pmed" / "pmed1.txt").exists(),
-                    reason="shared OR-Library data not present")
+@needs_data("orlib", "pmed", "pmed1.txt")
 def test_load_orlib_txt():
     f = load_instance(default_data_dir() / "orlib" / "pmed" / "pmed1.txt")
     assert isinstance(f, KMedoids) and f.n_items == 100 and f.k == 5

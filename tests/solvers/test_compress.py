@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.data import needs_data
 
 import benchsel
 from benchsel.benchmarks._data import default_data_dir
@@ -15,7 +16,6 @@ from benchsel.solvers.compression import anchor_kmedoids, register_selection, se
 
 DATA = default_data_dir()
 SST2 = None if DATA is None else Path(DATA) / "responses" / "benchmark_prediction" / "glue_sst2.npz"
-needs_data = pytest.mark.skipif(SST2 is None or not SST2.is_file(), reason="../shared/data/responses not present")
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_register_selection(Y):
         register_selection("bad:name", anchor_kmedoids, "build")
 
 
-@needs_data
+@needs_data("responses", "benchmark_prediction", "glue_sst2.npz")
 def test_fidelity_driver_resumes(tmp_path):
     from benchsel.benchmarks import fidelity
 
@@ -97,7 +97,7 @@ def test_fidelity_driver_resumes(tmp_path):
     assert list(tgt) == [15, 16, 17, 18, 19]
 
 
-@needs_data
+@needs_data("responses", "benchmark_prediction", "glue_sst2.npz")
 def test_benchsel_run_fidelity(tmp_path, monkeypatch, capsys):
     from benchsel.benchmarks import fidelity
     from benchsel.benchmarks.cli import main

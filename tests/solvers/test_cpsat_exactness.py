@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from benchsel.benchmarks.cpsat_exactness import GENERATORS, check_run, make_instance
+from benchsel.benchmarks.studies.cpsat_exactness import GENERATORS, check_run, make_instance
 from benchsel.formulations import RankingRiskReconstruction
 from benchsel.solvers import ModelBuilder, Termination, solve
 from benchsel.solvers.backends.common import SolveStep, _reconcile, true_key

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.data import needs_data
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.formulations import KMedoids
@@ -27,7 +28,6 @@ from benchsel.solvers.conformance import brute_force
 
 DATA = default_data_dir()
 POS = None if DATA is None else DATA / "positional"
-needs_data = pytest.mark.skipif(POS is None or not POS.is_dir(), reason="shared/data/positional not found")
 
 
 def _with_duplicates(seed: int, m: int, n: int, dup: int) -> np.ndarray:
@@ -208,7 +208,7 @@ def test_auto_picks_per_instance_class():
 
 
 def test_harness_defaults_to_auto_on_positional_instances():
-    from benchsel.benchmarks.suites import default_methods
+    from benchsel.benchmarks.tasks import default_methods
 
     T = mallows_profile(10, 6, phi=0.7, seed=0)
     d = default_methods(PP.from_scores(T, eps=0.25))
@@ -217,7 +217,7 @@ def test_harness_defaults_to_auto_on_positional_instances():
 
 
 # ---------------------------------------------------------------- real data
-@needs_data
+@needs_data("positional")
 @pytest.mark.parametrize("name,eps,policy,optimum", [
     ("bigbench/leaderboard.tsv", 0.2, "last", 14),  # HiGHS: open at 30 s (gap 36 %)
     ("helm/bias.tsv", 0.15, "last", 15),  # HiGHS: open at 30 s
@@ -233,7 +233,7 @@ def test_contract_on_real_tables(name, eps, policy, optimum):
     assert res.objective == optimum
 
 
-@needs_data
+@needs_data("positional")
 def test_fixed_size_five_on_a_real_table():
     f = PP.from_scores(load_score_table(POS / "bigbench/leaderboard.tsv"), size=5, missing="last")
     res = solve(f, "size-sweep", time_limit=10)
@@ -243,7 +243,7 @@ def test_fixed_size_five_on_a_real_table():
 
 # ------------------------------------------------------- benchmark script
 def test_synthetic_comparison_rows():
-    from benchsel.benchmarks.positional import synthetic
+    from benchsel.benchmarks.studies.positional import synthetic
 
     rows = synthetic(14, 8, 2, 0.25, 10.0, 0, "auto", verbose=False, prop_methods=("size-sweep", "highs:model=direct"),
                      rep_methods=("auto", "highs"))
@@ -252,9 +252,9 @@ def test_synthetic_comparison_rows():
     assert rows[0]["objective"] == rows[1]["objective"] and rows[2]["objective"] == rows[3]["objective"]
 
 
-@needs_data
+@needs_data("positional")
 def test_compare_script_writes_the_side_by_side_table(tmp_path):
-    from benchsel.benchmarks.positional import main
+    from benchsel.benchmarks.studies.positional import main
 
     assert main(["--compare", "--no-synthetic", "--tables", "helm/helm_lite_240829.csv", "--eps", "0.2", "--sizes", "5",
                  "--policies", "drop", "--methods", "highs:model=size-indexed", "size-sweep", "--out",
@@ -264,9 +264,9 @@ def test_compare_script_writes_the_side_by_side_table(tmp_path):
     assert "`size-sweep` 1/1 proven" in md
 
 
-@needs_data
+@needs_data("positional")
 def test_study_script_writes_the_proof_table(tmp_path):
-    from benchsel.benchmarks.positional import main
+    from benchsel.benchmarks.studies.positional import main
 
     assert main(["--no-synthetic", "--tables", "helm/helm_lite_240829.csv", "--g", "--eps", "0.2", "--sizes", "5",
                  "--policies", "drop", "--out", str(tmp_path)]) == 0

@@ -20,7 +20,7 @@ Two parts:
 
 Run it with::
 
-    python -m benchsel.benchmarks.fuzz --examples 2000
+    python -m tests.support.fuzz_cases --examples 2000
 
 (the test suite runs the same property with fewer examples, ``tests/test_hardening.py``).
 """
