@@ -1,7 +1,7 @@
 """BLAS on one thread for benchmark processes, set at run time (never by importing a module).
 
 On a shared machine the small factorisations of the estimators and of BayesAME
-ran up to 50x slower multithreaded; the studies and the fidelity benchmark
+run much slower multithreaded; the studies and the fidelity benchmark
 therefore run BLAS on one thread in the process and in each worker they start.
 """
 from __future__ import annotations

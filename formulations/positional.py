@@ -1,4 +1,4 @@
-"""F2 / F3 — positional representation and positional proportionality of metrics.
+"""Positional representation and positional proportionality of metrics.
 
 A *profile* ranks ``m`` alternatives (models) under each of ``n`` metrics:
 ``positions[a, i] = sigma_i(a)`` in ``1..m`` (1 = best). The items a selection

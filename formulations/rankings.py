@@ -25,8 +25,9 @@ EPS_MAX_DENOMINATOR = 10**6
 
 
 def import_pandas() -> Any:
-    """The ``pandas`` module, imported on first use (about 30 MB and 0.1 s; the method registry imports
-    this module whenever any formulation is solved, and only the positional formulations' tables need it)."""
+    """The ``pandas`` module, imported on first use (a heavy import, measured by the import-cost study; the
+    method registry imports this module whenever any formulation is solved, and only the positional
+    formulations' tables need it)."""
     import pandas as pd
 
     return pd

@@ -1,4 +1,4 @@
-"""F7 — RepCore: aligned hidden-state representations of benchmark items.
+"""RepCore: aligned hidden-state representations of benchmark items.
 
 Each source model ``m`` gives, per item ``i``, a hidden state ``h_{m,i}`` of
 its own width ``d_m`` and a binary correctness ``y_{m,i}``. A model-specific

@@ -104,9 +104,9 @@ def _kmedoids_extension() -> Any:
     ``__init__`` when the package is not imported yet.
 
     That ``__init__`` imports scikit-learn whenever it is installed (for an estimator class this module
-    does not use): about 90 MB of resident memory and a second or more, both inside the solves that warm
-    start from FasterPAM. The compiled module is registered under its own name, so a later
-    ``import kmedoids`` finds it and does not initialise it twice.
+    does not use), which costs resident memory and time inside the solves that warm start from FasterPAM
+    (measured by the import-cost study, docs/formulations/kmedoids.md). The compiled module is registered
+    under its own name, so a later ``import kmedoids`` finds it and does not initialise it twice.
     """
     with _EXT_LOCK:
         mod = sys.modules.get("kmedoids.kmedoids")

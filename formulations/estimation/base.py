@@ -69,7 +69,7 @@ def single_thread() -> Any:
     """A context running BLAS on one thread (threadpoolctl), or a no-op without it.
 
     The estimators' linear algebra is small: on a busy machine a multithreaded
-    BLAS made it 10-30x slower, never faster.
+    BLAS makes it slower, never faster.
     """
     try:
         from threadpoolctl import threadpool_limits

@@ -66,7 +66,7 @@ def _kernels(sqdist: np.ndarray, p: LMCParams, kernels: Sequence[str], Kr: int) 
 
 
 #: The cell form of the likelihood (see :class:`LMCObjective`) is used while its ``Kt^2 u^2`` cells are at most
-#: this many times the ``m^2`` observation pairs (measured break-even on 2 cores: about 20).
+#: this many times the ``m^2`` observation pairs (below the break-even point of the two forms).
 GRID_FACTOR = 12.0
 
 

@@ -1,4 +1,4 @@
-"""F1 — ranking-risk constrained reconstruction (HoloCosm).
+"""Ranking-risk constrained reconstruction (HoloCosm).
 
 Given the responses ``X`` of ``M`` *source* models on ``N`` items under ``K``
 metrics (shape ``(M, N, K)``, every metric oriented higher-is-better), choose

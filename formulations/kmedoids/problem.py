@@ -89,7 +89,7 @@ class KMedoids(Formulation):
     MAX_MODEL_BYTES = 2 * 2**30
     #: Largest ``n_served * C`` whose radius steps are counted exactly (by sorting) before a size check.
     EXACT_COUNT_MAX = 4_000_000
-    #: Solver bytes per non-zero of a static model (measured: HiGHS held 4.2 GB for 11.7 M non-zeros).
+    #: Solver bytes per non-zero of a static model (an estimate of HiGHS' memory; used by the size guards).
     BYTES_PER_NNZ = 360
     #: Largest cost-matrix copy (bytes) the statements make to merge twin candidates and twin served items.
     DEDUP_COPY_MAX = 2**27
@@ -97,7 +97,7 @@ class KMedoids(Formulation):
     warm_start_method = "fasterpam"
     #: FasterPAM may use up to half of an exact backend's time limit, with no cap in seconds: the exact
     #: incumbent is then never worse than FasterPAM's whenever FasterPAM converges within that half
-    #: (about 30 s at N = 14 000 on this machine).
+    #: (at N = 14 000 FasterPAM needs tens of seconds: a cap in seconds would cut it short).
     warm_start_budget = (0.5, None)
     #: :meth:`linear_model` takes the consumer's ``time_limit`` and ``nnz_per_second`` (size guards).
     sizes_models = True

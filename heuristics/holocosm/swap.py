@@ -16,7 +16,7 @@ budget ``B`` and a seed; each returns a :class:`BaselineSelection` whose
 
 * :func:`random_baseline` — uniform random ``B`` items, plain means (or the
   source-assisted correction with ``correction=True``);
-* :func:`anchorpoints` — AnchorPoints: k-medoids (F4, FasterPAM from a BUILD
+* :func:`anchorpoints` — AnchorPoints: k-medoids (:class:`~benchsel.formulations.KMedoids`, FasterPAM from a BUILD
   start) on ``1 - Pearson`` correlation of items' source response vectors
   for one metric, or on the AverageMetric (:func:`average_metric`), with
   cluster-size weights;

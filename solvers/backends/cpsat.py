@@ -107,8 +107,8 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-#: Scaling and filling CP-SAT's model cost about this much per row or column and per non-zero (measured:
-#: a 600-item k-medoids radius model, 708 600 rows and columns, 1.06 M non-zeros: 0.7 s + 5.1 s).
+#: Scaling and filling CP-SAT's model cost about this much per row or column and per non-zero (constants
+#: calibrated once on a large k-medoids radius model; the prediction is rough and only guards time limits).
 SECONDS_PER_ROW_OR_COL, SECONDS_PER_NONZERO = 7e-6, 1e-6
 
 
@@ -117,7 +117,7 @@ CPSAT_NNZ_PER_SECOND = 1.0e6
 
 
 def predicted_build_seconds(model: LinearModel) -> float:
-    """Rough seconds to scale ``model`` and fill CP-SAT's model with it (on the machine measured)."""
+    """Rough seconds to scale ``model`` and fill CP-SAT's model with it (from the calibrated constants)."""
     return SECONDS_PER_ROW_OR_COL * (model.n_cols + model.n_rows) + SECONDS_PER_NONZERO * model.nnz
 
 

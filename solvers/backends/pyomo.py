@@ -160,13 +160,13 @@ def _valid_bound(b: Any, term: Termination) -> float | None:
 #: (200 x 100 proportionality: 4.3 s build, 6.6 s hand-over); the solver gets the budget left after
 #: this estimate, and the solve is skipped when nothing would be left.
 HANDOVER_FACTOR = 1.6
-#: Pyomo building costs about this much per row or column and per non-zero (measured: 400-item k-medoids
-#: radius model, 320 000 rows and columns, 17 s; 1 300-row proportionality model, 0.15 s).
+#: Pyomo building costs about this much per row or column and per non-zero (constants calibrated once on a
+#: k-medoids radius model and a proportionality model; the prediction is rough and only guards time limits).
 SECONDS_PER_ROW_OR_COL, SECONDS_PER_NONZERO = 4e-5, 2e-6
 
 
 def predicted_build_seconds(model: LinearModel) -> float:
-    """Rough seconds :func:`to_pyomo` needs for ``model`` on the machine the constants were measured on."""
+    """Rough seconds :func:`to_pyomo` needs for ``model`` (from the calibrated constants)."""
     return SECONDS_PER_ROW_OR_COL * (model.n_cols + model.n_rows) + SECONDS_PER_NONZERO * model.nnz
 
 
