@@ -151,6 +151,18 @@ class Formulation(abc.ABC):
         """The form of ``selection`` the linear model expects among interchangeable items (default: as given)."""
         return self.as_selection(selection)
 
+    def unit_scale(self) -> tuple[Formulation, float]:
+        """An equivalent formulation whose costs are of magnitude about 1, and the factor back.
+
+        Exact backends solve the returned formulation: the same selections are
+        feasible, and every objective value of ``self`` is ``factor`` times the
+        returned one's, ``factor`` a power of two (so the rescaling is exact).
+        Solvers judge feasibility and optimality with absolute tolerances that
+        only mean something at that magnitude. The default is ``(self, 1.0)``,
+        right for formulations whose objective does not scale with their data.
+        """
+        return self, 1.0
+
     def better(self, a: float, b: float) -> bool:
         """Is objective ``a`` strictly better than ``b`` in this formulation's sense?"""
         return a < b if self.sense == "min" else a > b

@@ -282,7 +282,7 @@ class PositionalRepresentation(_PositionalBase):
 
     def enumerate_selections(self) -> Iterator[np.ndarray]:
         n = self.n_metrics
-        for k in range(1, n + 1):
+        for k in range(0, n + 1):  # the empty selection too: feasible when no group can hold g top positions
             for c in itertools.combinations(range(n), k):
                 yield np.asarray(c, dtype=np.int64)
 

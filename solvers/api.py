@@ -17,7 +17,10 @@ from benchsel.formulations.core.validation import check_time_limit
 
 from .registry import require
 
-__all__ = ["check_solve_args", "error_result", "finalize", "solve", "take_options"]
+__all__ = ["DEFAULT_REL_GAP", "check_solve_args", "checked_claims", "error_result", "finalize", "solve", "take_options"]
+
+#: The relative gap results of methods without a ``mip_rel_gap`` option are judged at.
+DEFAULT_REL_GAP = 1e-6
 
 
 def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) -> tuple[float | None, int | None]:
@@ -96,15 +99,31 @@ def solve(formulation: Any, method: str, *, time_limit: float | None = None, see
     if not isinstance(capture_errors, (bool, np.bool_)):
         raise InvalidInputError(f"capture_errors: expected True or False, got {capture_errors!r}")
     m = require(method, formulation)
-    m.check_options(formulation, dict(options))  # a caller's mistake raises, captured or not
+    checked = m.check_options(formulation, dict(options))  # a caller's mistake raises, captured or not
+    rel = checked.get("mip_rel_gap")
     t0 = time.perf_counter()
     try:
-        out: MethodOutput = m.run(formulation, time_limit=time_limit, seed=seed, **options)
-        return finalize(formulation, m.name, seed, out, time.perf_counter() - t0)
+        out = _run(m, formulation, time_limit, seed, options)
+        return finalize(formulation, m.name, seed, out, time.perf_counter() - t0,
+                        mip_rel_gap=DEFAULT_REL_GAP if rel is None else float(rel))
     except Exception as e:
         if not capture_errors:
             raise
         return error_result(formulation, m.name, seed, e, time.perf_counter() - t0)
+
+
+def _run(m: Any, formulation: Any, time_limit: float | None, seed: int | None, options: Mapping[str, Any]
+         ) -> MethodOutput:
+    """Run method ``m``; an exact method solves the formulation's unit-scaled copy (:meth:`Formulation.unit_scale`),
+    and its bound is brought back to the formulation's units (``extra["objective_scale"]``)."""
+    if not m.exact:
+        return m.run(formulation, time_limit=time_limit, seed=seed, **options)
+    scaled, factor = formulation.unit_scale()
+    out: MethodOutput = m.run(scaled, time_limit=time_limit, seed=seed, **options)
+    if scaled is not formulation:
+        out.bound = None if out.bound is None else out.bound * factor
+        out.extra = {**out.extra, "objective_scale": factor}
+    return out
 
 
 def error_result(formulation: Any, method: str, seed: int | None, exc: BaseException, wall: float) -> Result:
@@ -115,16 +134,24 @@ def error_result(formulation: Any, method: str, seed: int | None, exc: BaseExcep
     return finalize(formulation, method, seed, out, wall)
 
 
-def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput, wall: float) -> Result:
+def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput, wall: float, *,
+             mip_rel_gap: float = DEFAULT_REL_GAP) -> Result:
     """Re-evaluate and check a method's output; build the :class:`Result`.
+
+    The method's claims are checked against the re-evaluated objective
+    (:func:`checked_claims`): ``"optimal"`` needs a feasible selection and a
+    bound within the relative gap, and a bound past the objective is dropped.
 
     Raises :class:`~benchsel.formulations.core.errors.NumericalError` when a feasible
     selection evaluates to a non-finite objective: no result may be feasible
     with an infinite or NaN objective.
     """
     extra = dict(out.extra)
-    if out.selection is not None and np.asarray(out.selection).size > 0:
-        sel = formulation.as_selection(out.selection)
+    given = None if out.selection is None else np.asarray(out.selection)
+    if given is not None and given.size == 0 and not formulation.check(given).feasible:
+        given = None  # an empty answer the formulation refuses is no selection
+    if given is not None:
+        sel = formulation.as_selection(given)
         with np.errstate(over="ignore", invalid="ignore"):
             objective = float(formulation.evaluate(sel))
         chk = formulation.check(sel)
@@ -147,6 +174,8 @@ def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput,
             pass
     sel.setflags(write=False)
     bound = None if out.bound is None or not math.isfinite(out.bound) else float(out.bound)
+    term, bound = checked_claims(formulation, Termination(out.termination), objective, feasible, bound, extra,
+                                 mip_rel_gap=mip_rel_gap)
     gap = mip_gap(objective, bound) if feasible else None
     build = float(out.build_seconds)
     solve_s = float(out.solve_seconds) if out.solve_seconds else max(wall - build, 0.0)
@@ -157,7 +186,7 @@ def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput,
         bound=bound,
         gap=gap,
         feasible=feasible,
-        termination=Termination(out.termination),
+        termination=term,
         method=method,
         seed=seed,
         build_seconds=build,
@@ -165,3 +194,34 @@ def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput,
         formulation=type(formulation).__name__,
         extra=extra,
     )
+
+
+def checked_claims(formulation: Any, term: Termination, objective: float, feasible: bool, bound: float | None,
+                   extra: dict[str, Any], *, mip_rel_gap: float = DEFAULT_REL_GAP) -> tuple[Termination, float | None]:
+    """The termination and bound a result may keep, judged in the formulation's units, relatively.
+
+    * ``"optimal"`` without a feasible selection with a finite objective becomes ``"unknown"``;
+    * a bound on the wrong side of the objective (past it by more than ``1e-9`` relative) is dropped, and an
+      ``"optimal"`` claim with it becomes ``"feasible"``;
+    * ``"optimal"`` with a bound farther than ``mip_rel_gap`` (relative to the objective) becomes ``"feasible"``.
+
+    The only absolute slack is ``1e-12`` times ``extra["objective_scale"]`` (the factor of the unit-scaled copy
+    the solver worked on, 1 when none): costs of 1e-9 and of 1e9 are judged alike.
+    """
+    sign = -1.0 if formulation.sense == "max" else 1.0
+    floor = 1e-12 * float(extra.get("objective_scale", 1.0))
+    if term == Termination.OPTIMAL and not (feasible and math.isfinite(objective)):
+        extra["claim_rejected"] = "the method reported optimal without a feasible selection"
+        return Termination.UNKNOWN, bound
+    if bound is None or not (feasible and math.isfinite(objective)):
+        return term, bound
+    past = sign * (bound - objective)
+    if past > 1e-9 * abs(objective) + floor:
+        extra["claim_rejected"] = (f"the bound {bound:.12g} lies past the objective {objective:.12g} of a feasible "
+                                   "selection; bound dropped")
+        return (Termination.FEASIBLE if term == Termination.OPTIMAL else term), None
+    if term == Termination.OPTIMAL and -past > max(mip_rel_gap, 1e-9) * abs(objective) + floor:
+        extra["claim_rejected"] = (f"optimal claimed at a relative gap of {mip_gap(objective, bound):.3g}, above "
+                                   f"mip_rel_gap = {mip_rel_gap:g}")
+        return Termination.FEASIBLE, bound
+    return term, bound

@@ -264,6 +264,22 @@ class BatchInformationGain(Formulation):
             "N0": self.N0,
         }
 
+    def unit_scale(self) -> tuple[BatchInformationGain, float]:
+        """This problem with the prior variance ``alpha`` and the noise ``sigma2`` divided by one power of two, so
+        that ``alpha`` is about 1, and the factor back (returned as is when ``alpha`` is within ``2**[-3, 24]``).
+
+        ``beta(A)`` is a variance reduction: scaling ``alpha`` and ``sigma2`` by ``c`` scales the covariances,
+        their inverse and so every objective value by ``c`` exactly (a power of two), the reference scores and
+        ``beta`` unchanged.
+        """
+        e = math.frexp(self.alpha)[1]
+        if -3 <= e <= 24:
+            return self, 1.0
+        p = self.get_params()
+        scaled = BatchInformationGain(**{**p, "alpha": math.ldexp(self.alpha, -e),
+                                         "sigma2": math.ldexp(self.model.sigma2, -e)})
+        return scaled, math.ldexp(1.0, e)
+
     # ---------------------------------------------------------------- oracle
     def _bucket_ids(self, S: np.ndarray) -> np.ndarray:
         """Full-model bucket labels of the selected items."""

@@ -37,10 +37,15 @@ class Termination(str, enum.Enum):
 
 
 def mip_gap(objective: float | None, bound: float | None) -> float | None:
-    """``|objective - bound| / max(|objective|, 1e-9)``; None when either is missing."""
+    """``|objective - bound| / max(|objective|, |bound|)`` (0 when they are equal); None when either is missing.
+
+    Purely relative: the same instance at any cost scale has the same gap.
+    """
     if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
         return None
-    return abs(objective - bound) / max(abs(objective), 1e-9)
+    if objective == bound:
+        return 0.0
+    return abs(objective - bound) / max(abs(objective), abs(bound))
 
 
 class ReadOnlyDict(Mapping[str, Any]):

@@ -35,6 +35,7 @@ from .benders import BendersCuts
 from .bounds import SortedRows, _available_bytes, _row_extremes, lagrangian_bound
 from .checks import ModelTooLargeError, _features_iv, _graph_distances, _kmedoids_iv
 from .distances import _row_block, dissimilarity
+from .models import radius_model
 
 
 class KMedoids(Formulation):
@@ -294,6 +295,32 @@ class KMedoids(Formulation):
                 f"scores: expected last axis of length {S.size} (one per medoid), got shape {s.shape}")
         est = ClusterWeighted(D=self._D, item_weights=None if self._unit_weights else self._w).fit(None, sel).predict(s)
         return float(est[0]) if s.ndim == 1 else est
+
+    #: Cost magnitudes (largest weight times largest dissimilarity) solved as given: outside ``2**UNIT_RANGE``
+    #: the exact backends solve a copy rescaled by a power of two (:meth:`unit_scale`).
+    UNIT_RANGE = (-3, 24)
+
+    def unit_scale(self) -> tuple[KMedoids, float]:
+        """This instance with ``D`` and the weights rescaled by powers of two so that the largest cost is about 1.
+
+        Returned as is (factor 1) when the largest cost ``max(w) * max(D)`` is
+        within ``2**UNIT_RANGE``; otherwise a copy whose ``D`` and weights are
+        divided by powers of two (exactly), so every objective of this instance
+        is ``factor`` times the copy's.
+        """
+        d_max = float(self._D.max(initial=0.0))
+        w_max = float(self._w.max(initial=0.0))
+        if d_max == 0.0 or w_max == 0.0:
+            return self, 1.0
+        lo, hi = self.UNIT_RANGE
+        if lo <= math.frexp(d_max * w_max)[1] <= hi:
+            return self, 1.0
+        e_d, e_w = math.frexp(d_max)[1], math.frexp(w_max)[1]
+        D = np.ldexp(self._D, -e_d)
+        w = None if self._unit_weights else np.ldexp(self._w, -e_w)
+        scaled = KMedoids(D, self.k, weights=w, candidates=None if self._all_candidates else self._cand,
+                          dtype=self.dtype)
+        return scaled, math.ldexp(1.0, e_d + (0 if self._unit_weights else e_w))
 
     def random_selection(self, rng: np.random.Generator) -> np.ndarray:
         return np.sort(rng.choice(self._cand, size=self.k, replace=False))
@@ -597,48 +624,7 @@ class KMedoids(Formulation):
         least ``C - k + 1`` candidates lie within ``u_i^h`` always have
         ``z = 0`` and are dropped with their rows.
         """
-        I = self._served()
-        C = self._cand
-        nC = C.size
-        s = self.sorted_candidates()
-        order = s.order.astype(np.int64)
-        Ds = np.take_along_axis(s.Dc, order, axis=1).astype(np.float64)
-        new = np.ones_like(Ds, dtype=bool)
-        new[:, 1:] = Ds[:, 1:] > Ds[:, :-1]
-        grp = np.cumsum(new, axis=1) - 1  # 0-based distinct-distance group of each sorted entry
-        last = np.ones_like(new)
-        last[:, :-1] = new[:, 1:]
-        # a step (group) is kept when fewer than C - k + 1 candidates lie within its distance
-        within = np.arange(1, nC + 1)[None, :]
-        keep_entry = last & (within < nC - self.k + 1)  # one entry per kept group (its last)
-        n_keep = keep_entry.sum(axis=1)
-        rows_i, pos = np.nonzero(keep_entry)
-        nxt = Ds[rows_i, pos + 1]
-        cur = Ds[rows_i, pos]
-        b = ModelBuilder("kmedoids_radius")
-        y = b.add_vars("y", nC, lb=0, ub=1, integer=True)
-        nz = int(n_keep.sum())
-        z = b.add_vars("z", nz, lb=0, ub=1, implied_integer=True, cost=self._w[I][rows_i] * (nxt - cur))
-        b.add_objective_constant(float(self._w[I] @ Ds[:, 0]))
-        b.add_cardinality("card", y, self.k)
-        offs = np.concatenate([[0], np.cumsum(n_keep)[:-1]])
-        g_of = grp[rows_i, pos]
-        in_row = grp < n_keep[:, None]
-        ii, pp = np.nonzero(in_row)
-        y_rows = offs[ii] + grp[ii, pp]
-        y_cols = y[order[ii, pp]]
-        z_rows_self = np.arange(nz)
-        prev_mask = g_of > 0
-        lb = np.where(g_of == 0, 1.0, 0.0)
-        b.add_rows(
-            "radius",
-            rows=np.concatenate([y_rows, z_rows_self, z_rows_self[prev_mask]]),
-            cols=np.concatenate([y_cols, z, z[np.flatnonzero(prev_mask) - 1]]),
-            vals=np.concatenate([np.ones(y_rows.size), np.ones(nz), -np.ones(int(prev_mask.sum()))]),
-            lb=lb,
-        )
-        return b.build(selection_block="y", selection_items=C,
-                       meta={"variant": "radius", "steps": nz})
+        return radius_model(self)
 
     def _benders_model(self) -> LinearModel:
         I = self._served()

@@ -54,8 +54,9 @@ __all__ = [
 COMMON_OPTIONS: tuple[Option, ...] = (
     Option("mip_rel_gap", 1e-6, "float", low=0.0, high=1.0, high_open=True,
            doc="relative gap at which the solver may stop and call the incumbent optimal"),
-    Option("mip_abs_gap", 1e-6, "float", low=0.0,
-           doc="absolute gap (objective units) at which the solver may stop and call the incumbent optimal"),
+    Option("mip_abs_gap", 0.0, "float", low=0.0,
+           doc="absolute gap at which the solver may stop (units of the unit-scaled model the solver sees; "
+               "0: the relative gap alone decides)"),
     Option("threads", None, "int", low=1, doc="solver threads (None: the backend's default)"),
     Option("verbose", False, "bool", doc="stream the solver's log (progress on long runs)"),
     Option("warm_start", "auto", "any",
@@ -160,7 +161,7 @@ def true_key(f: Any, model: LinearModel | None = None):
 
     def key(sel: np.ndarray) -> float | None:
         sel = np.asarray(sel)
-        if sel.size == 0 or not f.is_feasible(sel):
+        if not f.is_feasible(sel):  # the empty selection is judged by the formulation too
             return None
         return float(sign * f.evaluate(sel))
 
@@ -171,7 +172,7 @@ def gap_tolerance(value: float, mip_rel_gap: float | None, mip_abs_gap: float | 
     """Largest ``objective - bound`` (minimisation units) still called optimal at ``value``."""
     rel = 0.0 if mip_rel_gap is None else float(mip_rel_gap)
     ab = 0.0 if mip_abs_gap is None else float(mip_abs_gap)
-    return max(rel * abs(value), ab) + 1e-12 * max(1.0, abs(value))
+    return max(rel * abs(value), ab) + 1e-12 * abs(value)
 
 
 # --------------------------------------------------------------------------- warm start
@@ -449,7 +450,7 @@ def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float |
     """The kept selection, termination and bound (model units) after checking the solver's claims."""
     term = Termination(step.termination)
     bound = step.bound if step.bound is not None and np.isfinite(step.bound) else None
-    sel = None if step.selection is None or np.asarray(step.selection).size == 0 else np.asarray(step.selection)
+    sel = None if step.selection is None else np.asarray(step.selection)
     value = key(sel) if sel is not None else None
     if sel is not None and value is None:
         extra["solver_selection"] = "fails the formulation's check"
@@ -467,7 +468,7 @@ def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float |
     if term in (Termination.INFEASIBLE, Termination.INFEASIBLE_OR_UNBOUNDED, Termination.UNBOUNDED):
         extra["claim_rejected"] = f"the solver reported {term.value}, but a feasible selection is known"
         return keep, Termination.FEASIBLE, None
-    if bound is not None and bound > kept_value + max(1e-6 * abs(kept_value), 1e-6):
+    if bound is not None and bound > kept_value + 1e-9 * abs(kept_value) + 1e-12:
         extra["claim_rejected"] = (f"the solver's bound {bound:.9g} lies past a feasible objective "
                                    f"{kept_value:.9g} (model units); bound dropped")
         bound = None

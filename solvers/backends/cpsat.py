@@ -205,6 +205,16 @@ def _denominators(values: np.ndarray, max_den: int) -> np.ndarray:
     return den[inv.ravel()]
 
 
+def _bounded_lcm(den: np.ndarray, limit: int) -> int | None:
+    """The least common multiple of the positive integers ``den``, or None once it exceeds ``limit``."""
+    q = 1
+    for d in np.unique(den[den > 1]).tolist():
+        q = q * int(d) // math.gcd(q, int(d))
+        if q > limit:
+            return None
+    return q
+
+
 def _row_scales(A: sp.csr_array, A1: sp.csr_array, cont: np.ndarray, resolution: float, span: np.ndarray, digits: int,
                 max_den: int) -> tuple[np.ndarray, np.ndarray]:
     """Scale per row (``rho``, applied to the grid-space row ``A1``) and whether it is exact.
@@ -242,7 +252,12 @@ def _row_scales(A: sp.csr_array, A1: sp.csr_array, cont: np.ndarray, resolution:
     q_row = np.ones(m, dtype=float)
     for r in np.flatnonzero(~bad & (dmax > 1)):  # rows with fractional coefficients: their lcm
         a, b = A.indptr[r], A.indptr[r + 1]
-        q_row[r] = float(np.lcm.reduce(den[a:b].astype(object)))
+        q = _bounded_lcm(den[a:b], 10**15)
+        if q is None:  # no common denominator small enough: the row is scaled by digits (and widened)
+            bad[r] = True
+            exact[r] = False
+        else:
+            q_row[r] = float(q)
     simple = ~bad & ~has_cont & (q_row * amax <= 10.0**15) & (q_row * act < cap)
     rho[simple] = q_row[simple]
     for r in np.flatnonzero(~bad & ~simple):

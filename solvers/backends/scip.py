@@ -460,7 +460,7 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
         sel = model.selection_from_x(x)
     if key is not None and warm_start is not None and np.asarray(warm_start).size:
         ws = np.asarray(warm_start)
-        kw, ks = key(ws), (key(sel) if sel is not None and sel.size else None)
+        kw, ks = key(ws), (key(sel) if sel is not None else None)
         if kw is not None and (ks is None or kw < ks - 1e-12 * max(1.0, abs(kw))):
             sel = np.sort(ws.astype(np.int64))  # SCIP kept nothing better than the warm start
             extra["scip_returned_warm_start"] = True

@@ -1,0 +1,111 @@
+"""No false "optimal" and no bound past the optimum at any cost scale (1e-9 ... 1e9), tied and near-tied data."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchsel.benchmarks.studies.scale_conformance import cases, check_run, scaled
+from benchsel.formulations import BatchInformationGain, KMedoids, PositionalRepresentation
+from benchsel.formulations.core.registry import register_method, unregister_method
+from benchsel.formulations.core.result import MethodOutput, Termination, mip_gap
+from benchsel.solvers import available_methods, solve
+from benchsel.solvers.api import checked_claims
+from benchsel.solvers.conformance import brute_force
+
+EXACT = ("highs", "cpsat", "scip", "pyomo")
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.sampled_from([1e-9, 1e-7, 1e-6, 1e-3, 1.0, 1e6, 1e9]))
+def test_kmedoids_exact_methods_hold_at_every_scale(seed, scale):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(9, 3))
+    base = KMedoids.from_features(X, 2, metric="euclidean", weights=rng.integers(1, 4, 9).astype(float))
+    f = scaled(base, scale)
+    optimum, _ = brute_force(f)
+    for m in EXACT:
+        r = check_run(f, m, optimum, time_limit=30)
+        assert r["termination"] != "raised", r["error"]
+        assert not r["false_optimal"] and not r["bound_past"], (m, scale, r)
+        assert r["termination"] == "optimal", (m, scale, r)  # tiny instances are proven at every scale
+
+
+SUBSET = [c for c in cases(1, scales=(1e-9, 1e9)) if c[0].endswith(".0]")]
+
+
+@pytest.mark.parametrize("name,variant,f", SUBSET, ids=[f"{n}-{v}" for n, v, _ in SUBSET])
+def test_every_formulation_and_exact_method_at_the_extreme_scales_and_on_ties(name, variant, f):
+    optimum, _ = brute_force(f)
+    if math.isnan(optimum):
+        pytest.skip("no feasible selection")
+    for m in available_methods(f, "exact"):
+        r = check_run(f, m, optimum, time_limit=30)
+        assert r["termination"] != "raised", (m, r["error"])
+        assert not r["false_optimal"] and not r["bound_past"], (m, r)
+
+
+def test_unit_scale_is_exact_and_only_when_needed():
+    f = KMedoids.from_features(np.random.default_rng(0).normal(size=(8, 2)), 2, metric="euclidean")
+    assert f.unit_scale() == (f, 1.0)
+    for s in (1e-9, 1e9):
+        g = scaled(f, s)
+        u, factor = g.unit_scale()
+        assert u is not g and math.log2(factor).is_integer()
+        for sel in ([0, 1], [2, 5], [3, 7]):
+            assert factor * u.evaluate(sel) == g.evaluate(sel)
+    b = scaled(BatchInformationGain.conformance_instances(0)[0], 1e6)
+    u, factor = b.unit_scale()
+    assert u is not b and factor * u.evaluate([0, 1]) == pytest.approx(b.evaluate([0, 1]), rel=1e-12)
+
+
+def test_a_bound_past_the_objective_is_dropped_and_a_far_optimum_downgraded():
+    f = KMedoids.from_features(np.random.default_rng(1).normal(size=(8, 2)) * 1e-8, 2, metric="euclidean")
+    sel = np.array([0, 1])
+    v = f.evaluate(sel)
+    extra: dict = {}
+    assert checked_claims(f, Termination.OPTIMAL, v, True, v * (1 + 1e-3), extra) == (Termination.FEASIBLE, None)
+    assert "past" in extra["claim_rejected"]
+    extra = {}
+    assert checked_claims(f, Termination.OPTIMAL, v, True, v * (1 - 1e-3), extra)[0] == Termination.FEASIBLE
+    assert checked_claims(f, Termination.OPTIMAL, v, True, v * (1 - 1e-8), {})[0] == Termination.OPTIMAL
+    assert checked_claims(f, Termination.OPTIMAL, math.nan, False, None, {})[0] == Termination.UNKNOWN
+
+    @register_method("test_scale_liar", kind="exact", accepts=KMedoids, replace=True)
+    def liar(g, *, time_limit, seed, **options):  # claims optimal with a bound above its objective
+        return MethodOutput(sel, Termination.OPTIMAL, bound=10 * g.evaluate(sel))
+
+    try:
+        r = solve(f, "test_scale_liar")
+        assert r.termination == "feasible" and r.bound is None and "claim_rejected" in r.extra
+    finally:
+        unregister_method("test_scale_liar")
+
+
+def test_gap_is_relative():
+    assert mip_gap(2e-9, 1e-9) == pytest.approx(0.5)
+    assert mip_gap(2e9, 1e9) == pytest.approx(0.5)
+    assert mip_gap(0.0, 0.0) == 0.0
+
+
+def test_empty_selection_is_a_selection_when_the_formulation_accepts_it():
+    """Grouped representation whose every group is smaller than g: the empty selection is optimal (0)."""
+    T = np.random.default_rng(0).normal(size=(6, 5))
+    f = PositionalRepresentation.from_scores(T, g=3, groups=[[0, 1], [2, 3], [4]])
+    assert f.check([]).feasible and brute_force(f)[0] == 0.0
+    for m in available_methods(f, "exact"):
+        r = solve(f, m, time_limit=30)
+        assert r.termination == "optimal" and r.feasible and r.objective == 0.0 and r.selection.size == 0, m
+
+
+def test_cpsat_on_large_kmedoids_costs_is_proven_not_an_overflow():
+    rng = np.random.default_rng(0)
+    base = KMedoids.from_features(rng.normal(size=(10, 3)), 3, metric="euclidean",
+                                  weights=rng.integers(1, 4, 10).astype(float))
+    f = scaled(base, 1e6)  # within the unit range: CP-SAT sees the costs as given
+    optimum, _ = brute_force(f)
+    r = solve(f, "cpsat", time_limit=30)
+    assert r.termination == "optimal" and r.objective == pytest.approx(optimum, rel=1e-9)
