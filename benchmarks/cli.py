@@ -8,6 +8,8 @@
     benchsel export-mps SUITE --out DIR
     benchsel solve FILE --method M [--time-limit S]
     benchsel list
+    benchsel compress SCORES --k K --out DIR [...]    (see benchsel.benchmarks.cli_compress)
+    benchsel estimate DIR NEW_SCORES [--json]
 
 Every command takes ``--data-dir DIR`` (real data; default ``$BENCHSEL_DATA``
 or ``../shared/data``) and ``--debug`` (tracebacks on errors). Bad input gives
@@ -42,6 +44,9 @@ from . import harness, report
 from ._data import default_data_dir
 from .harness import parse_method
 from .suites import available_suites, check_data, get_suite, suite_instances
+from .tasks import import_plugin
+from .cli_compress import COMMANDS as _compress_commands
+from .cli_compress import add_commands as _add_compress_commands
 
 __all__ = ["build_parser", "main"]
 
@@ -119,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     sub.add_parser("list", parents=[common], help="list suites and methods")
+    _add_compress_commands(sub, common)
     return ap
 
 
@@ -152,6 +158,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     import os
 
 
+    for p in args.plugin:  # a plugin may register the suite itself: import before looking it up
+        import_plugin(p)
     s = get_suite(args.suite)
     if s.runner is not None:  # a suite with its own driver (e.g. fidelity)
 
@@ -320,6 +328,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "export-mps": cmd_export_mps, "solve": cmd_solve, "list": cmd_list}
+COMMANDS.update(_compress_commands)
 
 
 def _terminate_as_interrupt() -> Any:

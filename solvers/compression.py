@@ -271,6 +271,8 @@ class Compressed:
     n_items : int
         Items of the full benchmark.
     fit_seconds : float
+    source : benchsel.solvers.saved.SourceScores, optional
+        The source scores and settings :func:`compress` used (for :meth:`save`).
     """
 
     items: np.ndarray
@@ -279,6 +281,13 @@ class Compressed:
     n_items: int
     item_labels: np.ndarray | None = None
     fit_seconds: float = 0.0
+    source: Any = field(default=None, repr=False)
+
+    def save(self, path: Any) -> Any:
+        """Save into the folder ``path`` (JSON + arrays, no pickle; see :mod:`benchsel.solvers.saved`)."""
+        from .saved import save_compressed
+
+        return save_compressed(self, path)
 
     @property
     def k(self) -> int:
@@ -350,4 +359,8 @@ def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DE
     est.fit(A, sel.items)
     dt = time.perf_counter() - t0
     _log(verbose, f"estimator {estimator!r}: fitted in {dt:.2f} s")
-    return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt)
+    from .saved import source_scores
+
+    src = source_scores(Y, A, selection=selection, estimator=estimator, seed=seed, time_limit=time_limit,
+                        selection_options=selection_options)
+    return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt, src)

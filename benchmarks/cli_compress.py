@@ -1,0 +1,186 @@
+"""``benchsel compress`` and ``benchsel estimate``: the main job from the command line.
+
+::
+
+    benchsel compress SCORES --k K --out DIR [--selection S] [--estimator E] [--seed N] [--time-limit S]
+                      [--metric M | --metric TASK=M ...] [--filter F] [--tasks PATTERN ...]
+                      [--missing error|drop-items|drop-models] [--duplicates error|latest]
+                      [--format auto|lm-eval|leaderboard|helm|table|npz] [--force]
+    benchsel estimate DIR NEW_SCORES [--metric ...] [--filter F] [--format ...] [--json]
+
+``SCORES`` is an lm-evaluation-harness output folder (``--log_samples``), a
+folder of Open LLM Leaderboard details or HELM runs, or a ``.csv``,
+``.parquet`` or ``.npz`` matrix (models x items). ``compress`` writes into
+``DIR`` the saved compression (``compression.json``, ``arrays.npz``), the
+selected items as ``items.csv`` and, when the items are ``task/doc_id``
+labels of lm-eval logs, ``samples.json`` for ``lm_eval --samples
+DIR/samples.json``. ``estimate`` reads the new models' scores (by default
+the way ``compress`` read its scores) and prints each model's estimated
+full-benchmark score, with a 95 % interval when the estimator gives one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchsel.solvers.errors import InvalidInputError
+
+__all__ = ["COMMANDS", "add_commands", "cmd_compress", "cmd_estimate"]
+
+
+def _err(msg: str) -> None:
+    print(f"benchsel: {msg}", file=sys.stderr, flush=True)
+
+
+def _reader_options(p: argparse.ArgumentParser, *, defaults_from_saved: bool) -> None:
+    later = " (default: as when compressed)" if defaults_from_saved else ""
+    p.add_argument("--format", default=None, choices=("auto", "lm-eval", "leaderboard", "helm", "table", "npz"),
+                   help=f"how to read the scores (default: auto, from the path){later}")
+    p.add_argument("--metric", action="append", default=None, metavar="M",
+                   help="metric to read: a name (acc, acc_norm, exact_match, ...) or TASK=NAME, repeatable; "
+                        f"by default each task's only metric{later}")
+    p.add_argument("--filter", default=None, metavar="F",
+                   help=f"lm-eval filter for tasks scored under several (none, strict-match, ...){later}")
+    p.add_argument("--split", default=None, metavar="SPLIT", help=f"HELM split (test, valid){later}")
+    p.add_argument("--missing", default="error", choices=("error", "drop-items", "drop-models"),
+                   help="a cell missing for some models: refuse (default), or drop the incomplete items or models")
+    p.add_argument("--duplicates", default="error", choices=("error", "latest"),
+                   help="two logs of one task for one model: refuse (default) or keep the latest")
+
+
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the ``compress`` and ``estimate`` subcommands to ``benchsel``'s subparsers."""
+    c = sub.add_parser("compress", parents=[common], help="choose k items of scored models and save the compression",
+                       description="Read models x items scores (lm-eval sample logs, leaderboard details, HELM runs, "
+                                   "or a .csv/.parquet/.npz matrix), choose k items, fit an estimator of the full "
+                                   "score, and save it with lm-eval's --samples file and the item list.")
+    c.add_argument("scores", type=Path, metavar="SCORES", help="scores of the models you already evaluated")
+    c.add_argument("--k", type=int, required=True, metavar="K", help="items to keep")
+    c.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the compression into")
+    c.add_argument("--selection", default="kmedoids", metavar="S", help="how to choose the items (default kmedoids)")
+    c.add_argument("--estimator", default=None, metavar="E", help="estimator of the full score (default: stacked)")
+    c.add_argument("--seed", type=int, default=0, metavar="N")
+    c.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds for the selection's solver")
+    c.add_argument("--tasks", nargs="+", default=None, metavar="PATTERN",
+                   help="only tasks matching these shell patterns (evaluation logs)")
+    c.add_argument("--force", action="store_true", help="replace a compression already in DIR")
+    _reader_options(c, defaults_from_saved=False)
+
+    e = sub.add_parser("estimate", parents=[common], help="estimate new models' full scores from a saved compression",
+                       description="Read the new models' scores on the saved items and print each model's "
+                                   "estimated full-benchmark score (and a 95%% interval when the estimator has one).")
+    e.add_argument("dir", type=Path, metavar="DIR", help="a folder written by benchsel compress")
+    e.add_argument("new_scores", type=Path, metavar="NEW_SCORES", help="the new models' scores on those items")
+    e.add_argument("--json", action="store_true", help="print one JSON object per model instead of a table")
+    _reader_options(e, defaults_from_saved=True)
+
+
+def _metric(values: list[str] | None) -> str | dict[str, str] | None:
+    if not values:
+        return None
+    pairs = [v for v in values if "=" in v]
+    if not pairs:
+        if len(values) > 1:
+            raise InvalidInputError(f"metric: give one metric name, or TASK=NAME pairs, got {' '.join(values)}")
+        return values[0]
+    if len(pairs) != len(values):
+        raise InvalidInputError(f"metric: mix of a plain name and TASK=NAME pairs: {' '.join(values)}")
+    out: dict[str, str] = {}
+    for v in pairs:
+        task, _, name = v.partition("=")
+        if not task or not name:
+            raise InvalidInputError(f"metric: expected TASK=NAME, got {v!r}")
+        out[task] = name
+    return out
+
+
+def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks: list[str] | None) -> Any:
+    from benchsel.instances.scorefiles import load_scores
+
+    fmt = args.format or saved.get("format") or "auto"
+    metric = _metric(args.metric) if args.metric else saved.get("metric")
+    filt = args.filter if args.filter is not None else saved.get("filter")
+    split = args.split if args.split is not None else saved.get("split")
+    _err(f"reading {str(path)!r} ({fmt}{f', metric {metric}' if metric else ''})")
+    df = load_scores(path, format=fmt, metric=metric, tasks=tasks, filter=filt, missing=args.missing,
+                     duplicates=args.duplicates, split=split)
+    for key, what in (("dropped_items", "items"), ("dropped_models", "models")):
+        dropped = df.attrs.get(key) or []
+        if dropped:
+            shown = ", ".join(map(str, dropped[:6])) + (" ..." if len(dropped) > 6 else "")
+            _err(f"missing={args.missing}: dropped {len(dropped)} {what} ({shown})")
+    return df
+
+
+def cmd_compress(args: argparse.Namespace) -> int:
+    from benchsel.instances.evallogs import parse_item_label, write_items_csv, write_samples_json
+    from benchsel.solvers.pipeline import DEFAULT_ESTIMATOR, compress
+    from benchsel.solvers.saved import ARRAYS, META
+
+    out: Path = args.out
+    if (out / META).exists() and not args.force:
+        raise InvalidInputError(f"out: {str(out)!r} already holds a saved compression; pass --force to replace it")
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"out: {str(out)!r} is a file; expected a folder")
+    df = _read(args.scores, args, {}, tasks=args.tasks)
+    _err(f"scores: {df.shape[0]} models x {df.shape[1]} items")
+    estimator = args.estimator or DEFAULT_ESTIMATOR
+    c = compress(df, k=args.k, selection=args.selection, estimator=estimator, seed=args.seed,
+                 time_limit=args.time_limit, verbose=True)
+    c.save(out)
+    _err(f"wrote {out / META} and {out / ARRAYS} ({c.k} items of {c.n_items}, estimator {estimator!r})")
+    items_csv = write_items_csv(c, out / "items.csv")
+    _err(f"wrote {items_csv}")
+    labels = [] if c.item_labels is None else list(c.item_labels)
+    try:
+        for lab in labels:
+            parse_item_label(lab)
+        lm_eval = bool(labels)
+    except InvalidInputError:
+        lm_eval = False
+    if lm_eval:
+        sj = write_samples_json(c, out / "samples.json")
+        _err(f"wrote {sj}: run the new model with lm_eval ... --samples {sj} --log_samples --output_path NEW "
+             "(not with --limit)")
+    else:
+        why = "no item labels" if not labels else f"item labels such as {labels[0]!r} are not task/doc_id"
+        _err(f"no samples.json: {why} (lm-eval's --samples needs task/doc_id labels from lm-eval sample logs)")
+    shown = ", ".join(map(str, labels[:8] if labels else c.items[:8].tolist()))
+    print(f"{c.k} items: {shown}{' ...' if c.k > 8 else ''}")
+    print(f"saved to {out}")
+    return 0
+
+
+def _fmt(v: float) -> str:
+    return "-" if not math.isfinite(v) else f"{v:.4f}"
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from benchsel.solvers.saved import estimate_table, load_compressed
+
+    _err(f"loading {str(args.dir)!r} (refitting its estimator on the stored source scores)")
+    c = load_compressed(args.dir)
+    reader = dict(getattr(c.source, "reader", {}) or {})
+    df = _read(args.new_scores, args, reader, tasks=None)
+    table = estimate_table(c, df)
+    if args.json:
+        for model, row in table.iterrows():
+            iv = [row["low"], row["high"]] if math.isfinite(row["low"]) else None
+            print(json.dumps({"model": str(model), "estimate": float(row["estimate"]), "interval": iv,
+                              "interval_note": row["interval"]}))
+        return 0
+    header = ["model", "estimate", "low", "high", "interval"]
+    body = [[str(m), _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"]), str(r["interval"])]
+            for m, r in table.iterrows()]
+    w = [max(len(x) for x in col) for col in zip(header, *body)]
+    for row in [header, *body]:
+        cells = [row[0].ljust(w[0])] + [x.rjust(w[i]) for i, x in enumerate(row[1:4], 1)] + [row[4]]
+        print("  ".join(cells).rstrip())
+    return 0
+
+
+COMMANDS = {"compress": cmd_compress, "estimate": cmd_estimate}

@@ -1,0 +1,394 @@
+"""lm-evaluation-harness sample logs in, lm-eval ``--samples`` subsets out.
+
+Reading
+-------
+``lm_eval ... --log_samples --output_path OUT`` (lm-eval 0.4.3 and later)
+writes, per model, a folder ``OUT/<model>/`` holding
+
+* ``results_<date>.json`` -- aggregated results; its ``"model_name"`` field is
+  the model's name (the folder name is that name with ``/``, ``:`` and other
+  characters a path cannot hold replaced by ``__``);
+* ``samples_<task>_<date>.jsonl`` -- one JSON object per line and document,
+  with ``"doc_id"`` (the document's position in the task's evaluation split),
+  one field per metric (``"acc"``, ``"acc_norm"``, ``"exact_match"``, ...),
+  and, from lm-eval 0.4.6 on, ``"filter"`` (e.g. ``"none"``,
+  ``"strict-match"``) and ``"metrics"`` (the names of the metric fields).
+  A task scored under several filters has one line per document and filter.
+
+``<date>`` is the run's start, ``datetime.isoformat()`` with ``:`` replaced by
+``-`` (``2024-05-01T12-34-56.789012``). :func:`read_lm_eval_samples` reads
+every such folder under a path into a models x items DataFrame whose columns
+are ``task/doc_id``.
+
+Writing
+-------
+:func:`samples_argument` turns ``task/doc_id`` item labels into the mapping
+lm-eval's ``--samples`` option takes (``{"task": [doc ids]}``; a JSON string
+or the path of a JSON file; it cannot be combined with ``--limit``), and
+:func:`write_samples_json` and :func:`write_items_csv` write the selected
+items of a compression as that JSON file and as a plain CSV.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchsel.solvers.errors import InvalidInputError
+
+from ._itemtable import DUPLICATES, assemble, check_choice, item_label, match_tasks
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "SampleLog",
+    "find_lm_eval_logs",
+    "item_label",
+    "parse_item_label",
+    "read_lm_eval_samples",
+    "read_sample_log",
+    "samples_argument",
+    "write_items_csv",
+    "write_samples_json",
+]
+
+#: ``samples_<task>_<date>.jsonl``: the task is everything between the first and the last ``_`` (as lm-eval parses it).
+SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<date>[^_]+)\.jsonl$")
+#: Fields of a logged sample that are not metrics.
+SAMPLE_FIELDS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+                           "doc_hash", "prompt_hash", "target_hash", "task_name", "task"})
+
+
+@dataclass(frozen=True)
+class SampleLog:
+    """One ``samples_<task>_<date>.jsonl`` file.
+
+    Attributes
+    ----------
+    path : Path
+    model : str
+        From the ``results_<date>.json`` beside it (``"model_name"``), else
+        the name of its folder.
+    task : str
+    date : str
+        The run's date id as in the file name.
+    """
+
+    path: Path
+    model: str
+    task: str
+    date: str
+
+
+def _model_name(folder: Path, date: str, cache: dict[Path, dict[str, str]]) -> str:
+    """The model of a run: ``model_name`` of the results file of the same date beside the sample logs."""
+    if folder not in cache:
+        names: dict[str, str] = {}
+        for p in sorted(folder.glob("*.json")):
+            m = re.match(r"^.*_(?P<date>[^_]+)\.json$", p.name)
+            if m is None:
+                continue
+            try:
+                data = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as e:
+                if p.name.startswith("results_"):
+                    raise InvalidInputError(f"path: cannot read the lm-eval results file {str(p)!r}: {e}") from None
+                continue
+            name = data.get("model_name") if isinstance(data, dict) else None
+            if isinstance(name, str) and name:
+                names[m.group("date")] = name
+        cache[folder] = names
+    return cache[folder].get(date) or folder.name
+
+
+def find_lm_eval_logs(path: str | Path) -> list[SampleLog]:
+    """Every lm-eval sample log under ``path`` (searched recursively), sorted by model, task and date."""
+    root = Path(path)
+    if not root.exists():
+        raise InvalidInputError(f"path: no such file or folder {str(root)!r}")
+    files = [root] if root.is_file() else sorted(root.rglob("samples_*.jsonl"))
+    cache: dict[Path, dict[str, str]] = {}
+    logs = []
+    for f in files:
+        m = SAMPLES_FILE.match(f.name)
+        if m is None:
+            raise InvalidInputError(f"path: {str(f)!r} is not an lm-eval sample log (samples_<task>_<date>.jsonl)")
+        logs.append(SampleLog(f, _model_name(f.parent, m.group("date"), cache), m.group("task"), m.group("date")))
+    if not logs:
+        raise InvalidInputError(
+            f"path: no lm-eval sample logs (samples_<task>_<date>.jsonl) under {str(root)!r}; lm_eval writes them "
+            "with --log_samples --output_path DIR"
+        )
+    return sorted(logs, key=lambda s: (s.model, s.task, s.date))
+
+
+def _pick_logs(logs: list[SampleLog], duplicates: str) -> list[SampleLog]:
+    """One log per (model, task): refuse two, or keep the latest."""
+    by: dict[tuple[str, str], list[SampleLog]] = {}
+    for s in logs:
+        by.setdefault((s.model, s.task), []).append(s)
+    out = []
+    for (model, task), group in by.items():
+        if len(group) > 1:
+            names = ", ".join(repr(str(s.path)) for s in group)
+            if duplicates == "error":
+                raise InvalidInputError(
+                    f"duplicates: {len(group)} logs of task {task!r} for model {model!r}: {names}; keep one, or pass "
+                    "duplicates='latest' to use the newest run"
+                )
+            latest = max(s.date for s in group)
+            group = [s for s in group if s.date == latest]
+            if len(group) > 1:
+                raise InvalidInputError(f"duplicates: {len(group)} logs of task {task!r} for model {model!r} share "
+                                        f"the date {latest}: {', '.join(repr(str(s.path)) for s in group)}")
+        out.append(group[0])
+    return out
+
+
+def _number(v: Any, metric: str, where: str) -> float:
+    """A per-document metric value as a float (None and NaN: missing, returned as NaN)."""
+    if v is None:
+        return math.nan
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    kind = type(v).__name__
+    raise InvalidInputError(
+        f"metric: {metric!r} at {where} is not one number per document (got a {kind}: {str(v)[:60]}); "
+        "metrics that lm-eval aggregates over the whole corpus (bleu, perplexity, ...) have no per-item score"
+    )
+
+
+def _metrics_of(obj: Mapping[str, Any]) -> list[str]:
+    names = obj.get("metrics")
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        return list(names)
+    return [k for k in obj if k not in SAMPLE_FIELDS]
+
+
+def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as e:
+        raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
+    with fh:
+        try:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError as e:
+                    raise InvalidInputError(f"path: {path}:{lineno}: not a JSON object ({e})") from None
+                if not isinstance(obj, dict):
+                    raise InvalidInputError(f"path: {path}:{lineno}: expected a JSON object (one logged document), "
+                                            f"got a {type(obj).__name__}")
+                if "doc_id" not in obj:
+                    raise InvalidInputError(f"path: {path}:{lineno}: the logged document has no 'doc_id' (keys: "
+                                            f"{', '.join(list(obj)[:12])})")
+                rows.append((lineno, obj))
+        except UnicodeDecodeError as e:
+            raise InvalidInputError(f"path: {str(path)!r} is not UTF-8 text ({e})") from None
+    if not rows:
+        raise InvalidInputError(f"path: {str(path)!r} holds no logged document (an empty sample log)")
+    return rows
+
+
+def _choose(value: str | Mapping[str, str] | None, task: str, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        if task not in value:
+            raise InvalidInputError(f"{name}: the mapping names no {name} for task {task!r} (it names "
+                                    f"{', '.join(map(repr, value)) or 'none'})")
+        return value[task]
+    raise InvalidInputError(f"{name}: expected a {name} name or a mapping task -> {name}, got {value!r}")
+
+
+def read_sample_log(log: SampleLog, metric: str | Mapping[str, str] | None = None,
+                    filter: str | Mapping[str, str] | None = None) -> dict[Any, float]:
+    """``{doc_id: score}`` of one sample log (see :func:`read_lm_eval_samples` for ``metric`` and ``filter``)."""
+    rows = _read_lines(log.path)
+    want_filter = _choose(filter, log.task, "filter")
+    filters = {obj.get("filter") for _, obj in rows}
+    if want_filter is None:
+        if len(filters) > 1:
+            raise InvalidInputError(
+                f"filter: {str(log.path)!r} scores task {log.task!r} under {len(filters)} filters "
+                f"({', '.join(sorted(map(str, filters)))}); pass filter=NAME (or a mapping task -> filter)"
+            )
+    else:
+        if filters == {None}:
+            raise InvalidInputError(f"filter: the lines of {str(log.path)!r} name no filter (lm-eval before 0.4.6 "
+                                    f"did not log it); drop filter={want_filter!r} for this log")
+        if want_filter not in filters:
+            raise InvalidInputError(f"filter: {str(log.path)!r} has no line with filter {want_filter!r}; filters "
+                                    f"there: {', '.join(sorted(map(str, filters)))}")
+        rows = [(n, obj) for n, obj in rows if obj.get("filter") == want_filter]
+    present: dict[str, None] = {}
+    for _, obj in rows:
+        present.update(dict.fromkeys(_metrics_of(obj)))
+    m = _choose(metric, log.task, "metric")
+    if m is None:
+        if len(present) != 1:
+            raise InvalidInputError(
+                f"metric: task {log.task!r} ({str(log.path)!r}) has {len(present)} metrics "
+                f"({', '.join(present) or 'none'}); pass metric=NAME (or a mapping task -> metric)"
+            )
+        m = next(iter(present))
+    elif m not in present:
+        raise InvalidInputError(f"metric: no metric {m!r} in {str(log.path)!r} (task {log.task!r}); metrics "
+                                f"there: {', '.join(present) or 'none'}")
+    out: dict[Any, float] = {}
+    first: dict[Any, int] = {}
+    for lineno, obj in rows:
+        where = f"{log.path}:{lineno}"
+        if m not in obj:
+            raise InvalidInputError(f"metric: the document at {where} has no {m!r}; metrics there: "
+                                    f"{', '.join(_metrics_of(obj)) or 'none'}")
+        d = obj["doc_id"]
+        if isinstance(d, bool) or not isinstance(d, (int, str)):
+            raise InvalidInputError(f"path: {where}: doc_id must be a whole number or a string, got {d!r}")
+        if d in first:
+            raise InvalidInputError(f"path: {where}: doc_id {d!r} is logged twice (lines {first[d]} and {lineno}"
+                                    f"{', under one filter' if want_filter is not None else ''})")
+        first[d] = lineno
+        v = _number(obj[m], m, where)
+        if not math.isnan(v):
+            out[d] = v
+    return out
+
+
+def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | None = None, *,
+                         tasks: Sequence[str] | None = None, filter: str | Mapping[str, str] | None = None,
+                         missing: str = "error", duplicates: str = "error") -> pd.DataFrame:
+    """Read lm-evaluation-harness sample logs into a models x items table.
+
+    Parameters
+    ----------
+    path : str or Path
+        An lm-eval ``--output_path`` folder (one subfolder per model), one
+        model's folder, or one ``samples_<task>_<date>.jsonl`` file.
+    metric : str or mapping, optional
+        The metric field to read (``"acc"``, ``"acc_norm"``, ``"exact_match"``,
+        ...), or a mapping task -> metric. By default the task's only metric;
+        a task with several is an error listing them. Values are kept as
+        floats (non-binary metrics stay as they are); booleans become 0/1.
+    tasks : sequence of str, optional
+        Only these tasks (shell patterns such as ``"mmlu_*"``).
+    filter : str or mapping, optional
+        lm-eval's filter (``"none"``, ``"strict-match"``, ...) for tasks
+        logged under several; by default a task must have one.
+    missing : {"error", "drop-items", "drop-models"}
+        A document or task logged for some models only: an error naming them
+        (default), or drop the items, or the models, that are not complete.
+        A ``null`` or NaN metric value counts as missing.
+    duplicates : {"error", "latest"}
+        Two logs of one task for one model (two runs): an error naming the
+        files (default), or keep the latest by the date in its name.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (models, items)
+        Index: model names; columns: ``task/doc_id`` labels, tasks sorted by
+        name and documents by id; float64 scores.
+    """
+    check_choice(duplicates, "duplicates", DUPLICATES)
+    logs = find_lm_eval_logs(path)
+    keep = match_tasks((s.task for s in logs), tasks, f"under {str(path)!r}")
+    logs = _pick_logs([s for s in logs if s.task in keep], duplicates)
+    cells: dict[str, dict[str, dict[Any, float]]] = {}
+    for s in logs:
+        cells.setdefault(s.model, {})[s.task] = read_sample_log(s, metric, filter)
+    return assemble(cells, missing=missing, what=f"the lm-eval sample logs under {str(path)!r}")
+
+
+# ------------------------------------------------------------------ writers
+def parse_item_label(label: Any) -> tuple[str, int]:
+    """``"task/doc_id"`` -> ``(task, doc_id)`` with ``doc_id`` a whole number ``>= 0``."""
+    task, sep, doc = str(label).rpartition("/")
+    if not sep or not task or not re.fullmatch(r"\d+", doc):
+        raise InvalidInputError(
+            f"item_labels: expected labels 'task/doc_id' with doc_id a whole number (as read_lm_eval_samples "
+            f"makes them) to write lm-eval --samples, got {label!r}"
+        )
+    return task, int(doc)
+
+
+def _labels_of(items: Any) -> list[Any]:
+    labels = getattr(items, "item_labels", items)
+    if labels is None:
+        raise InvalidInputError("item_labels: the compression has no item labels (it was made from an array); "
+                                "compress a DataFrame whose columns are 'task/doc_id' labels")
+    if isinstance(labels, (str, bytes)):
+        raise InvalidInputError(f"item_labels: expected a sequence of labels, got the string {labels!r}")
+    return list(labels)
+
+
+def samples_argument(items: Any) -> dict[str, list[int]]:
+    """The value of lm-eval's ``--samples`` for the selected items: ``{"task": [doc ids]}``.
+
+    Parameters
+    ----------
+    items : Compressed or sequence of str
+        A compression (its ``item_labels``) or ``task/doc_id`` labels.
+
+    Returns
+    -------
+    dict
+        Tasks in first-seen order, each with its document ids in increasing
+        order (lm-eval evaluates the listed documents in the order of its
+        split and maps them back to this list position by position, so the
+        list must be sorted for the logged ``doc_id`` to be right).
+    """
+    out: dict[str, list[int]] = {}
+    for lab in _labels_of(items):
+        task, doc = parse_item_label(lab)
+        out.setdefault(task, []).append(doc)
+    for task, docs in out.items():
+        if len(set(docs)) != len(docs):
+            raise InvalidInputError(f"item_labels: task {task!r} lists a document twice")
+        docs.sort()
+    return out
+
+
+def write_samples_json(items: Any, path: str | Path) -> Path:
+    """Write :func:`samples_argument` as a JSON file for ``lm_eval --samples FILE`` (not with ``--limit``)."""
+    arg = samples_argument(items)
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(arg, indent=1) + "\n", encoding="utf-8")
+    return p
+
+
+def write_items_csv(items: Any, path: str | Path) -> Path:
+    """Write the selected items as a CSV with a header and one row per item: ``index,label``.
+
+    ``index`` is the item's column in the matrix the compression was made
+    from (when ``items`` is a compression; else its position), ``label`` its
+    label (empty when the compression has none).
+    """
+    import csv
+
+    idx = getattr(items, "items", None)
+    labels = getattr(items, "item_labels", items)
+    if idx is None:
+        labels = _labels_of(items)
+        idx = list(range(len(labels)))
+    if labels is None:
+        labels = [""] * len(idx)
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["index", "label"])
+        for i, lab in zip(idx, labels):
+            w.writerow([int(i), lab])
+    return p

@@ -1,0 +1,221 @@
+"""One entry point for score files: evaluation logs, tables and benchsel response files -> models x items.
+
+:func:`load_scores` reads
+
+* ``"lm-eval"`` -- an lm-evaluation-harness output folder (or one
+  ``samples_*.jsonl``), :func:`benchsel.instances.evallogs.read_lm_eval_samples`;
+* ``"leaderboard"`` -- a folder of Open LLM Leaderboard details (one
+  subfolder per model), :func:`benchsel.instances.leaderboard.read_leaderboard_details`;
+* ``"helm"`` -- HELM run folders, :func:`benchsel.instances.helm.read_helm_runs`;
+* ``"table"`` -- a ``.csv`` or ``.parquet`` matrix: one row per model, the
+  first column the model names, the header the item labels, empty cells
+  missing;
+* ``"npz"`` -- a benchsel response file (``Y``, ``models``, ``item_ids``,
+  ``metrics``; see :func:`benchsel.instances.responses.load_responses`).
+
+``format="auto"`` picks by the path: a folder holding ``samples_*.jsonl``
+files is lm-eval, one holding ``per_instance_stats.json`` HELM, one holding
+``.parquet`` files leaderboard details; a file by its suffix.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchsel.solvers.errors import InvalidInputError
+
+from ._itemtable import MISSING, check_choice
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["FORMATS", "detect_format", "load_scores", "read_score_table"]
+
+FORMATS = ("auto", "lm-eval", "leaderboard", "helm", "table", "npz")
+
+
+def detect_format(path: str | Path) -> str:
+    """The format :func:`load_scores` reads ``path`` as when ``format="auto"``."""
+    p = Path(path)
+    if not p.exists():
+        raise InvalidInputError(f"path: no such file or folder {str(p)!r}")
+    if p.is_dir():
+        if next(p.rglob("samples_*.jsonl"), None) is not None:
+            return "lm-eval"
+        if next(p.rglob("per_instance_stats.json"), None) is not None:
+            return "helm"
+        if next(p.rglob("*.parquet"), None) is not None:
+            return "leaderboard"
+        raise InvalidInputError(
+            f"path: {str(p)!r} holds no lm-eval sample logs (samples_*.jsonl), HELM runs (per_instance_stats.json) "
+            "or leaderboard details (*.parquet)"
+        )
+    suffix = p.suffix.lower()
+    kinds = {".jsonl": "lm-eval", ".csv": "table", ".tsv": "table", ".parquet": "table", ".npz": "npz"}
+    if suffix not in kinds:
+        raise InvalidInputError(f"path: cannot tell the format of {str(p)!r}: expected a folder of evaluation logs, "
+                                "or a .csv, .tsv, .parquet, .npz or samples_*.jsonl file")
+    return kinds[suffix]
+
+
+def _apply_missing(df: pd.DataFrame, missing: str, what: str) -> pd.DataFrame:
+    hole = df.isna().to_numpy()
+    dropped_items: list[Any] = []
+    dropped_models: list[Any] = []
+    if hole.any():
+        rows, cols = hole.nonzero()
+        first = f"model {df.index[rows[0]]!r}, item {df.columns[cols[0]]!r}"
+        if missing == "error":
+            raise InvalidInputError(
+                f"missing: {int(hole.sum())} of the {hole.size} cells of {what} are empty ({len(set(rows))} models, "
+                f"{len(set(cols))} items; first at {first}). Pass missing='drop-items' or missing='drop-models'"
+            )
+        if missing == "drop-items":
+            keep = ~hole.any(axis=0)
+            if not keep.any():
+                raise InvalidInputError(f"missing: no item of {what} is scored for every model; try "
+                                        "missing='drop-models'")
+            dropped_items = list(df.columns[~keep])
+            df = df.loc[:, keep]
+        else:
+            keep = ~hole.any(axis=1)
+            if not keep.any():
+                raise InvalidInputError(f"missing: no model of {what} has every item; try missing='drop-items'")
+            dropped_models = list(df.index[~keep])
+            df = df.loc[keep]
+    df.attrs["dropped_items"] = dropped_items
+    df.attrs["dropped_models"] = dropped_models
+    return df
+
+
+def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFrame:
+    """A ``.csv``/``.tsv``/``.parquet`` matrix: rows are models (first column: names), columns items.
+
+    Empty cells are missing (see ``missing`` in :func:`load_scores`); a cell
+    that is not a number is an error naming its model and item.
+    """
+    import pandas as pd
+
+    check_choice(missing, "missing", MISSING)
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError(f"path: no such file {str(p)!r}")
+    if p.suffix.lower() == ".parquet":
+        from .leaderboard import read_parquet
+
+        df = read_parquet(p)
+        if isinstance(df.index, pd.RangeIndex) and df.shape[1] and not pd.api.types.is_numeric_dtype(df.iloc[:, 0]):
+            df = df.set_index(df.columns[0])
+    else:
+        try:
+            df = pd.read_csv(p, index_col=0, sep="\t" if p.suffix.lower() == ".tsv" else ",")
+        except (ValueError, OSError, UnicodeDecodeError) as e:
+            raise InvalidInputError(f"path: cannot read {str(p)!r} as a table: {type(e).__name__}: {e}") from None
+    if df.shape[0] < 1 or df.shape[1] < 1:
+        raise InvalidInputError(f"path: {str(p)!r} holds no scores: expected one row per model (first column: its "
+                                f"name) and one column per item, got shape {df.shape}")
+    for axis, labels in (("model", df.index), ("item", df.columns)):
+        dup = labels[labels.duplicated()]
+        if len(dup):
+            raise InvalidInputError(f"path: {str(p)!r} names {axis} {dup[0]!r} twice")
+    num = df.apply(pd.to_numeric, errors="coerce")
+    bad = num.isna().to_numpy() & df.notna().to_numpy()
+    if bad.any():
+        r, c = (int(x[0]) for x in bad.nonzero())
+        raise InvalidInputError(f"path: {str(p)!r}: the score of model {df.index[r]!r} on item {df.columns[c]!r} is "
+                                f"not a number: {df.iat[r, c]!r}")
+    num = num.astype(float)
+    num.index.name = num.index.name or "model"
+    num.columns.name = "item"
+    return _apply_missing(num, missing, repr(str(p)))
+
+
+def _read_npz(path: Path, metric: str | None) -> pd.DataFrame:
+    import pandas as pd
+
+    from .responses import load_responses
+
+    r = load_responses(path)
+    if r.Y.ndim == 3:
+        names = [str(m) for m in r.metrics]
+        if metric is None or metric not in names:
+            what = "pass metric=NAME" if metric is None else f"no metric {metric!r}"
+            raise InvalidInputError(f"metric: {str(path)!r} holds {len(names)} metrics ({', '.join(names)}); {what}")
+        Y = r.matrix(metric, oriented=False)
+    else:
+        Y = r.Y
+    models = [str(m) for m in r.models]
+    items = [x.item() if hasattr(x, "item") else x for x in r.item_ids]
+    return pd.DataFrame(Y.astype(float), index=pd.Index(models, name="model"), columns=pd.Index(items, name="item"))
+
+
+def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "auto",
+                metric: str | Mapping[str, str] | None = None, tasks: Sequence[str] | None = None,
+                filter: str | Mapping[str, str] | None = None, missing: str = "error", duplicates: str = "error",
+                split: str | None = None) -> pd.DataFrame:
+    """Read scores of any supported kind into a models x items DataFrame.
+
+    Parameters
+    ----------
+    path : str, Path or mapping
+        A file or folder (see the module docs); a mapping ``{model: folder}``
+        for leaderboard details.
+    format : {"auto", "lm-eval", "leaderboard", "helm", "table", "npz"}
+    metric : str or mapping, optional
+        The metric (lm-eval, leaderboard: a name or task -> name; HELM: the
+        statistic, required; npz: the metric of a 3-D file).
+    tasks : sequence of str, optional
+        Only these tasks (evaluation logs).
+    filter : str or mapping, optional
+        lm-eval's filter.
+    missing : {"error", "drop-items", "drop-models"}
+    duplicates : {"error", "latest"}
+    split : str, optional
+        HELM's split.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (models, items)
+        ``df.attrs["reader"]`` records the format and options used (for
+        reading a new model's scores the same way).
+    """
+    check_choice(format, "format", FORMATS)
+    check_choice(missing, "missing", MISSING)
+    if isinstance(path, Mapping):
+        if format not in ("auto", "leaderboard"):
+            raise InvalidInputError(f"path: a mapping of model folders is read as leaderboard details, not {format!r}")
+        fmt = "leaderboard"
+    else:
+        fmt = detect_format(path) if format == "auto" else format
+    if fmt != "lm-eval" and filter is not None:
+        raise InvalidInputError(f"filter: only lm-eval sample logs have filters; {str(path)!r} is read as {fmt!r}")
+    if fmt == "lm-eval":
+        from .evallogs import read_lm_eval_samples
+
+        df = read_lm_eval_samples(path, metric, tasks=tasks, filter=filter, missing=missing,  # type: ignore[arg-type]
+                                  duplicates=duplicates)
+    elif fmt == "leaderboard":
+        from .leaderboard import read_leaderboard_details
+
+        df = read_leaderboard_details(path, metric, tasks=tasks, missing=missing, duplicates=duplicates)
+    elif fmt == "helm":
+        from .helm import read_helm_runs
+
+        if not isinstance(metric, str):
+            raise InvalidInputError("metric: HELM runs need the per-instance statistic to read (e.g. "
+                                    f"metric='exact_match'), got {metric!r}")
+        df = read_helm_runs(path, metric, tasks=tasks, split=split, missing=missing)  # type: ignore[arg-type]
+    else:
+        if tasks is not None:
+            raise InvalidInputError(f"tasks: only evaluation logs have tasks; {str(path)!r} is read as {fmt!r}")
+        if fmt == "table":
+            df = read_score_table(path, missing=missing)  # type: ignore[arg-type]
+        else:
+            if metric is not None and not isinstance(metric, str):
+                raise InvalidInputError(f"metric: expected a metric name for an .npz file, got {metric!r}")
+            df = _apply_missing(_read_npz(Path(path), metric), missing, repr(str(path)))  # type: ignore[arg-type]
+    df.attrs["reader"] = {"format": fmt, "metric": dict(metric) if isinstance(metric, Mapping) else metric,
+                          "filter": dict(filter) if isinstance(filter, Mapping) else filter,
+                          "tasks": list(tasks) if tasks is not None else None, "split": split}
+    return df

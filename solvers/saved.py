@@ -1,0 +1,444 @@
+"""Saved compressions: ``Compressed.save(path)`` and :func:`load_compressed`, no pickle.
+
+A saved compression is a folder holding two files:
+
+* ``compression.json`` -- ``{"format": "benchsel-compression", "version": 1,
+  "benchsel_version", "created", "k", "n_items", "items" (column indices in the
+  source matrix, in the estimator's column order), "item_labels" (the
+  selected items' labels or null), "seed", "source": {"n_models",
+  "n_items", "model_labels", "item_labels", "fingerprint", "reader"},
+  "selection": {"name", "method", "time_limit", "options", "seconds",
+  "result"}, "estimator": {"name", "params"}, "check": {"atol"}}``;
+* ``arrays.npz`` -- ``source_scores`` (the source matrix, models x items,
+  float64), ``source_predictions`` (the fitted estimator's estimates of the
+  source models) and any array-valued estimator parameter
+  (``param:<i>``, referred to from the JSON as ``{"array": "param:<i>"}``),
+  read with ``allow_pickle=False``.
+
+Estimator parameters are JSON values; a tuple is written ``{"tuple": [...]}``,
+a mapping ``{"dict": {...}}`` and a non-finite number ``{"float": "inf"}``.
+
+Loading re-creates the fitted estimator deterministically: it is refitted
+on the stored source scores with the stored parameters (seeds included),
+and its estimates of the source models must equal the stored ones (within
+``check.atol``). The ``fingerprint`` (``sha256:`` of the source matrix's
+shape and float64 bytes) is checked too. A file of another format version
+is refused by name.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["FORMAT", "VERSION", "SourceScores", "align_scores", "estimate_table", "fingerprint_scores",
+           "load_compressed", "save_compressed", "source_scores"]
+
+FORMAT = "benchsel-compression"
+VERSION = 1
+META = "compression.json"
+ARRAYS = "arrays.npz"
+#: Largest difference allowed between the stored and the refitted estimates of the source models.
+ATOL = 1e-6
+
+
+def fingerprint_scores(Y: np.ndarray) -> str:
+    """``"sha256:<hex>"`` of a score matrix's shape and float64 bytes."""
+    A = np.ascontiguousarray(np.asarray(Y, dtype=np.float64))
+    h = hashlib.sha256(f"{A.shape}".encode())
+    h.update(A.tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+def _labels_json(labels: Any, name: str) -> list[Any] | None:
+    """Labels as JSON values (str or int), or None."""
+    if labels is None:
+        return None
+    out: list[Any] = []
+    for x in np.asarray(labels, dtype=object).tolist():
+        if isinstance(x, np.generic):
+            x = x.item()
+        if isinstance(x, bool) or not isinstance(x, (str, int)):
+            raise InvalidInputError(f"{name}: only text or whole-number labels can be saved, got {x!r} "
+                                    f"({type(x).__name__})")
+        out.append(x)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class SourceScores:
+    """What :func:`~benchsel.solvers.pipeline.compress` was given, kept for saving.
+
+    Attributes
+    ----------
+    scores : ndarray, shape (S, N)
+        The source matrix (float64).
+    model_labels, item_labels : ndarray or None
+        Row and column labels when it was a DataFrame.
+    fingerprint : str
+        :func:`fingerprint_scores` of ``scores`` when compressed.
+    selection, estimator : str
+    seed : int
+    time_limit : float or None
+    selection_options : dict
+    reader : dict
+        How the scores were read (``df.attrs["reader"]`` of
+        :func:`benchsel.instances.scorefiles.load_scores`), if known.
+    """
+
+    scores: np.ndarray
+    model_labels: np.ndarray | None
+    item_labels: np.ndarray | None
+    fingerprint: str
+    selection: str
+    estimator: str
+    seed: int
+    time_limit: float | None
+    selection_options: dict[str, Any] = field(default_factory=dict)
+    reader: dict[str, Any] = field(default_factory=dict)
+
+
+def source_scores(Y: Any, A: np.ndarray, *, selection: str, estimator: str, seed: int, time_limit: float | None,
+                  selection_options: Mapping[str, Any] | None = None) -> SourceScores:
+    """The :class:`SourceScores` of a :func:`compress` call (``Y`` as given, ``A`` its checked float array)."""
+    frame = hasattr(Y, "columns") and hasattr(Y, "index")
+    attrs = getattr(Y, "attrs", None)
+    reader = dict(attrs.get("reader") or {}) if isinstance(attrs, dict) else {}
+    return SourceScores(
+        scores=A, model_labels=np.asarray(Y.index) if frame else None,
+        item_labels=np.asarray(Y.columns) if frame else None, fingerprint=fingerprint_scores(A),
+        selection=selection, estimator=estimator, seed=int(seed), time_limit=time_limit,
+        selection_options=dict(selection_options or {}), reader=reader,
+    )
+
+
+# ------------------------------------------------------------------ parameters
+def _encode(v: Any, name: str, arrays: dict[str, np.ndarray]) -> Any:
+    """An estimator parameter as JSON: ``{"tuple": [...]}``, ``{"array": key}``, lists, dicts, scalars."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return {"float": repr(v)}
+        return v
+    if isinstance(v, np.ndarray):
+        if v.dtype == object:
+            raise InvalidInputError(f"estimator: parameter {name} is an object array, which cannot be saved")
+        key = f"param:{len(arrays)}"
+        arrays[key] = v
+        return {"array": key}
+    if isinstance(v, tuple):
+        return {"tuple": [_encode(x, name, arrays) for x in v]}
+    if isinstance(v, list):
+        return [_encode(x, name, arrays) for x in v]
+    if isinstance(v, Mapping):
+        if not all(isinstance(k, str) for k in v):
+            raise InvalidInputError(f"estimator: parameter {name} has non-text keys, which cannot be saved")
+        return {"dict": {k: _encode(x, f"{name}[{k!r}]", arrays) for k, x in v.items()}}
+    raise InvalidInputError(f"estimator: parameter {name} of type {type(v).__name__} cannot be saved")
+
+
+def _decode(v: Any, arrays: Mapping[str, np.ndarray]) -> Any:
+    if isinstance(v, list):
+        return [_decode(x, arrays) for x in v]
+    if isinstance(v, dict):
+        if set(v) == {"tuple"}:
+            return tuple(_decode(x, arrays) for x in v["tuple"])
+        if set(v) == {"dict"}:
+            return {k: _decode(x, arrays) for k, x in v["dict"].items()}
+        if set(v) == {"array"}:
+            return np.asarray(arrays[v["array"]])
+        if set(v) == {"float"}:
+            return float(v["float"])
+        raise ValueError(f"parameter value {v!r}")
+    return v
+
+
+# ------------------------------------------------------------------ save
+def save_compressed(c: Any, path: str | Path) -> Path:
+    """Save a compression made by :func:`~benchsel.solvers.pipeline.compress` into the folder ``path``.
+
+    Parameters
+    ----------
+    c : Compressed
+        Made by ``compress`` (it keeps the source scores needed to refit).
+    path : str or Path
+        Folder to write ``compression.json`` and ``arrays.npz`` into
+        (created; files of an earlier save there are replaced).
+
+    Returns
+    -------
+    Path
+        The folder.
+    """
+    from benchsel import __version__
+
+    src = getattr(c, "source", None)
+    if not isinstance(src, SourceScores):
+        raise InvalidInputError("c: this compression does not carry its source scores (make it with "
+                                "benchsel.compress, which keeps them for saving)")
+    if fingerprint_scores(src.scores) != src.fingerprint:
+        raise InvalidInputError("c: the source matrix given to compress was changed in place since; compress again")
+    est = c.estimator
+    arrays: dict[str, np.ndarray] = {}
+    spec = {k: _encode(v, repr(k), arrays) for k, v in est.get_params().items()}
+    pred = np.asarray(est.predict(src.scores[:, c.items]), dtype=float)
+    res = c.selection.result
+    result = {k: v for k, v in res.to_dict().items() if not k.startswith("extra.") and k != "selection"}
+    for k, v in list(result.items()):
+        if isinstance(v, float) and not math.isfinite(v):
+            result[k] = None
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        "benchsel_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "k": int(c.items.size),
+        "n_items": int(c.n_items),
+        "items": [int(i) for i in c.items],
+        "item_labels": _labels_json(c.item_labels, "item_labels"),
+        "seed": src.seed,
+        "source": {
+            "n_models": int(src.scores.shape[0]),
+            "n_items": int(src.scores.shape[1]),
+            "model_labels": _labels_json(src.model_labels, "model labels"),
+            "item_labels": _labels_json(src.item_labels, "item labels"),
+            "fingerprint": src.fingerprint,
+            "reader": src.reader,
+        },
+        "selection": {"name": c.selection.selection, "method": res.method, "time_limit": src.time_limit,
+                      "options": src.selection_options, "seconds": float(c.selection.seconds), "result": result},
+        "estimator": {"name": est.name, "params": spec},
+        "check": {"atol": ATOL},
+    }
+    try:
+        text = json.dumps(meta, indent=1, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"c: cannot save this compression as JSON ({e})") from None
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"path: {str(out)!r} is a file; a saved compression is a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    payload: dict[str, Any] = {"source_scores": src.scores.astype(np.float64), "source_predictions": pred,
+                               "items": np.asarray(c.items, dtype=np.int64), **arrays}
+    np.savez_compressed(out / ARRAYS, **payload)
+    (out / META).write_text(text + "\n", encoding="utf-8")
+    return out
+
+
+# ------------------------------------------------------------------ load
+def _read_meta(folder: Path) -> dict[str, Any]:
+    p = folder / META
+    if not folder.is_dir():
+        raise InvalidInputError(f"path: no saved compression at {str(folder)!r} (expected a folder with {META} and "
+                                f"{ARRAYS})")
+    if not p.is_file():
+        raise InvalidInputError(f"path: {str(folder)!r} is not a saved compression: it has no {META}")
+    try:
+        meta = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InvalidInputError(f"path: cannot read {str(p)!r}: {e}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise InvalidInputError(f"path: {str(p)!r} is not a saved benchsel compression (format {got!r}, expected "
+                                f"{FORMAT!r})")
+    version = meta.get("version")
+    if version != VERSION:
+        newer = isinstance(version, int) and version > VERSION
+        raise InvalidInputError(
+            f"path: {str(p)!r} is a saved compression of format version {version!r} (written by benchsel "
+            f"{meta.get('benchsel_version', '?')}); this benchsel reads version {VERSION} only"
+            + ("; upgrade benchsel to load it" if newer else "")
+        )
+    return meta
+
+
+def load_compressed(path: str | Path, *, check: bool = True) -> Any:
+    """Load a compression saved by :meth:`Compressed.save <benchsel.solvers.pipeline.Compressed.save>`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder.
+    check : bool
+        Compare the refitted estimator's estimates of the source models with
+        the stored ones (an error when they differ by more than the stored
+        tolerance, e.g. after an upgrade changed the estimator).
+
+    Returns
+    -------
+    Compressed
+        With the refitted estimator, the selection (its solver result as
+        stored), the labels and ``source`` (so it can be saved again).
+    """
+    from benchsel.formulations.estimators import get_estimator
+
+    from .pipeline import Compressed, SelectionResult
+    from .result import Result, Termination
+
+    folder = Path(path)
+    meta = _read_meta(folder)
+    where = repr(str(folder / META))
+    z = _read_arrays(folder / ARRAYS)
+    try:
+        scores = np.asarray(z["source_scores"], dtype=float)
+        stored = np.asarray(z["source_predictions"], dtype=float)
+        items = np.asarray(z["items"], dtype=np.int64)
+        src, sel, est_meta = meta["source"], meta["selection"], meta["estimator"]
+        n_items = int(meta["n_items"])
+        params = {k: _decode(v, z) for k, v in est_meta["params"].items()}
+    except (KeyError, TypeError, ValueError) as e:
+        raise InvalidInputError(f"path: {where} is a damaged saved compression (missing or bad {e})") from None
+    if fingerprint_scores(scores) != src.get("fingerprint"):
+        raise InvalidInputError(f"path: the source scores in {str(folder / ARRAYS)!r} do not match the fingerprint "
+                                f"in {where} (the files are damaged or come from two saves)")
+    if items.tolist() != list(meta.get("items", [])) or scores.shape[1] != n_items:
+        raise InvalidInputError(f"path: {where} and {ARRAYS} disagree on the items (damaged save)")
+    est = get_estimator(est_meta["name"], **params)
+    t0 = time.perf_counter()
+    est.fit(scores, items)
+    fit_seconds = time.perf_counter() - t0
+    if check:
+        pred = np.asarray(est.predict(scores[:, items]), dtype=float)
+        atol = float(meta.get("check", {}).get("atol", ATOL))
+        diff = float(np.max(np.abs(pred - stored))) if pred.shape == stored.shape else math.inf
+        if not diff <= atol:
+            raise InvalidInputError(
+                f"path: refitting estimator {est_meta['name']!r} on the saved source scores does not reproduce the "
+                f"saved estimates of the source models (largest difference {diff:.3g} > {atol:g}); the estimator "
+                f"changed since benchsel {meta.get('benchsel_version', '?')} saved it. Pass check=False to use the "
+                "refitted estimator anyway"
+            )
+    r = sel.get("result", {})
+    result = Result(
+        selection=np.sort(items), objective=_num(r.get("objective")), bound=r.get("bound"), gap=r.get("gap"),
+        feasible=bool(r.get("feasible", True)), termination=Termination(r.get("termination", "feasible")),
+        method=str(r.get("method", sel.get("method", ""))), seed=r.get("seed"),
+        build_seconds=float(r.get("build_seconds") or 0.0), solve_seconds=float(r.get("solve_seconds") or 0.0),
+        formulation=str(r.get("formulation", "")),
+    )
+    labels = meta.get("item_labels")
+    c = Compressed(items=items, estimator=est,
+                   selection=SelectionResult(items=np.sort(items), selection=str(sel["name"]), result=result,
+                                             seconds=float(sel.get("seconds", 0.0))),
+                   n_items=n_items, item_labels=None if labels is None else np.asarray(labels, dtype=object),
+                   fit_seconds=fit_seconds)
+    c.source = SourceScores(
+        scores=scores, model_labels=_arr(src.get("model_labels")), item_labels=_arr(src.get("item_labels")),
+        fingerprint=src["fingerprint"], selection=str(sel["name"]), estimator=str(est_meta["name"]),
+        seed=int(meta.get("seed", 0)), time_limit=sel.get("time_limit"),
+        selection_options=dict(sel.get("options") or {}), reader=dict(src.get("reader") or {}),
+    )
+    return c
+
+
+def _read_arrays(p: Path) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` file, read eagerly without unpickling."""
+    if not p.is_file():
+        raise InvalidInputError(f"path: the saved compression lacks {str(p)!r}")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            return {k: np.asarray(z[k]) for k in z.files}
+    except Exception as e:  # zipfile.BadZipFile, ValueError (object arrays), OSError, ...
+        raise InvalidInputError(f"path: cannot read {str(p)!r}: {type(e).__name__}: {e}") from None
+
+
+def _num(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def _arr(v: Any) -> np.ndarray | None:
+    return None if v is None else np.asarray(v, dtype=object)
+
+
+# ------------------------------------------------------------------ new scores
+def align_scores(c: Any, scores: Any, name: str = "scores") -> tuple[np.ndarray, list[Any]]:
+    """New models' scores on the compression's items, shape (models, k), and the models' labels.
+
+    Parameters
+    ----------
+    c : Compressed
+    scores : pandas.DataFrame or array_like
+        A DataFrame is matched by item label when the compression has
+        labels: its columns must include every selected item's label (other
+        columns, e.g. the rest of the benchmark, are ignored). An array (or a
+        DataFrame when the compression has no labels) must have ``k`` columns
+        (the selected items in the order of ``c.items``) or ``n_items`` (the
+        full benchmark).
+    """
+    frame = hasattr(scores, "columns") and hasattr(scores, "index")
+    labels = getattr(c, "item_labels", None)
+    k, n = int(c.items.size), int(c.n_items)
+    if frame and labels is not None:
+        cols = list(scores.columns)
+        have = set(cols)
+        want = [x.item() if isinstance(x, np.generic) else x for x in np.asarray(labels, dtype=object).tolist()]
+        lack = [lab for lab in want if lab not in have]
+        if lack:
+            raise InvalidInputError(
+                f"{name}: {len(lack)} of the {k} items of the compression are not among the new scores' "
+                f"{len(cols)} columns (missing e.g. {', '.join(map(repr, lack[:4]))}; the new scores have e.g. "
+                f"{', '.join(map(repr, cols[:4]))}): score the new models on exactly the saved items"
+            )
+        X = scores[want].to_numpy(dtype=float)
+        models = list(scores.index)
+    else:
+        X = np.asarray(scores.to_numpy() if frame else scores, dtype=float)
+        if X.ndim == 1:
+            X = X[None]
+        models = list(scores.index) if frame else list(range(X.shape[0]))
+        if X.ndim != 2 or X.shape[1] not in (k, n):
+            raise InvalidInputError(f"{name}: expected one row per new model and {k} columns (the selected items, "
+                                    f"in the order of c.items) or {n} (the full benchmark), got shape {X.shape}")
+        if X.shape[1] == n and n != k:
+            X = X[:, c.items]
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, j = (int(v[0]) for v in bad.nonzero())
+        item = labels[j] if labels is not None else int(c.items[j])
+        raise InvalidInputError(f"{name}: {int(bad.sum())} scores on the selected items are missing or not finite "
+                                f"(first: model {models[r]!r}, item {item!r}); every new model needs all {k}")
+    return X, models
+
+
+def estimate_table(c: Any, scores: Any) -> pd.DataFrame:
+    """Each new model's estimated full-benchmark score, with a 95 % interval when the estimator gives one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: model; columns ``estimate``, ``low``, ``high`` (NaN without an
+        interval) and ``interval`` (what the interval is, or why there is none).
+    """
+    import pandas as pd
+
+    X, models = align_scores(c, scores)
+    est = c.estimator
+    pred = np.asarray(est.predict(X), dtype=float)
+    lo = np.full(pred.shape, np.nan)
+    hi = np.full(pred.shape, np.nan)
+    fn = getattr(est, "predict_interval", None)
+    if callable(fn):
+        iv = np.asarray(fn(X), dtype=float)
+        lo, hi = iv[:, 0], iv[:, 1]
+        note = f"95% ({est.name})"
+    else:
+        note = f"none: estimator {est.name!r} gives no interval"
+    return pd.DataFrame({"estimate": pred, "low": lo, "high": hi, "interval": note},
+                        index=pd.Index(models, name="model"))
