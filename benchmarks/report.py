@@ -20,12 +20,18 @@ from typing import Any
 
 __all__ = [
     "instance_tables",
+    "method_colors",
     "plot_fidelity_vs_retention",
     "plot_gap_vs_time",
     "render",
     "summary_rows",
     "summary_table",
 ]
+
+
+#: Font sizes (points) and resolution of the figures.
+FONT = {"title": 12, "label": 11, "tick": 10, "legend": 9}
+DPI = 100
 
 
 def _f(v: Any) -> float:
@@ -165,6 +171,12 @@ def _colors(methods: list[str]) -> dict[str, Any]:
     return {m: cmap(i % cmap.N) for i, m in enumerate(methods)}
 
 
+def method_colors(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One colour per method for every panel of a figure (exact methods first, then heuristics)."""
+    order = _method_order(rows)
+    return _colors(sorted(order, key=order.__getitem__))
+
+
 def plot_gap_vs_time(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path | None:
     """Scatter of gap (%) against seconds: one panel per formulation, one colour per method.
 
@@ -183,37 +195,37 @@ def plot_gap_vs_time(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Pat
     forms = list(dict.fromkeys(r["formulation"] for r in pts))
     ncols = min(3, len(forms))
     nrows = -(-len(forms) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 2.9 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.0 * ncols, 3.8 * nrows), squeeze=False)
     for ax in axes.ravel()[len(forms):]:
         ax.axis("off")
+    col = method_colors(pts)  # the same colour for a method in every panel
     for ax, form in zip(axes.ravel(), forms):
         fr = [r for r in pts if r["formulation"] == form]
         order = _method_order(fr)
         methods = sorted(order, key=order.__getitem__)
-        col = _colors(methods)
         top = 0.0
         for m in methods:
             mr = [r for r in fr if r["method"] == m]
             x = [max(_f(r["seconds"]), 1e-4) for r in mr]
             y = [100 * _f(r["gap"]) for r in mr]
             top = max(top, *y)
-            ax.scatter(x, y, s=20, alpha=0.8, color=col[m], label=m,
+            ax.scatter(x, y, s=28, alpha=0.8, color=col[m], label=m,
                        marker="s" if mr[0].get("kind") == "exact" else "o", edgecolors="none")
         ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=0.1)
         ax.set_ylim(-0.02, max(1.0, top) * 2.5)
-        ax.set_xlabel("seconds (log)", fontsize=8)
-        ax.set_ylabel("gap, %", fontsize=8)
-        ax.tick_params(labelsize=7)
+        ax.set_xlabel("seconds (log)", fontsize=FONT["label"])
+        ax.set_ylabel("gap, %", fontsize=FONT["label"])
+        ax.tick_params(labelsize=FONT["tick"])
         n_inst = len({r["instance"] for r in fr})
-        ax.set_title(f"{form}: {n_inst} instance{'s' * (n_inst > 1)}", fontsize=9)
+        ax.set_title(f"{form}: {n_inst} instance{'s' * (n_inst > 1)}", fontsize=FONT["title"])
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=6, loc="upper right", framealpha=0.7, handletextpad=0.2, borderpad=0.3)
-    fig.suptitle("gap to the best proven optimum vs time (squares: exact methods)", fontsize=9)
+        ax.legend(fontsize=FONT["legend"], loc="upper right", framealpha=0.7, handletextpad=0.2, borderpad=0.3)
+    fig.suptitle("gap to the best proven optimum vs time (squares: exact methods)", fontsize=FONT["title"])
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
 
@@ -245,8 +257,8 @@ def plot_fidelity_vs_retention(rows: Sequence[Mapping[str, Any]], path: str | Pa
     ncols = max(len(k) for k in keys.values())
     order = _method_order(fid_rows)
     methods = sorted(order, key=order.__getitem__)
-    col = _colors(methods)
-    fig, axes = plt.subplots(len(forms), ncols, figsize=(3.4 * ncols + 1.5, 2.7 * len(forms)), squeeze=False)
+    col = method_colors(fid_rows)
+    fig, axes = plt.subplots(len(forms), ncols, figsize=(4.4 * ncols + 2.0, 3.5 * len(forms)), squeeze=False)
     for i, form in enumerate(forms):
         for j in range(ncols):
             ax = axes[i][j]
@@ -265,9 +277,9 @@ def plot_fidelity_vs_retention(rows: Sequence[Mapping[str, Any]], path: str | Pa
                 ax.plot([100 * x for x in xs], [statistics.fmean(pts[x]) for x in xs], marker="o", ms=3.5,
                         lw=1.2, color=col[m], label=m)
             name = key.split(".", 1)[1]
-            ax.set_title(f"{form}: {name}", fontsize=9)
-            ax.set_xlabel("retention, % of items", fontsize=8)
-            ax.tick_params(labelsize=7)
+            ax.set_title(f"{form}: {name}", fontsize=FONT["title"])
+            ax.set_xlabel("retention, % of items", fontsize=FONT["label"])
+            ax.tick_params(labelsize=FONT["tick"])
             ax.grid(alpha=0.3)
     handles, labels = [], []
     for ax in axes.ravel():
@@ -275,11 +287,11 @@ def plot_fidelity_vs_retention(rows: Sequence[Mapping[str, Any]], path: str | Pa
             if l not in labels:
                 handles.append(h)
                 labels.append(l)
-    fig.legend(handles, labels, loc="center right", fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1 - 1.4 / fig.get_figwidth(), 1))
+    fig.legend(handles, labels, loc="center right", fontsize=FONT["legend"], frameon=False)
+    fig.tight_layout(rect=(0, 0, 1 - 1.9 / fig.get_figwidth(), 1))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
 
