@@ -108,10 +108,20 @@ def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFram
         if isinstance(df.index, pd.RangeIndex) and df.shape[1] and not pd.api.types.is_numeric_dtype(df.iloc[:, 0]):
             df = df.set_index(df.columns[0])
     else:
+        import csv
+
+        sep = "\t" if p.suffix.lower() == ".tsv" else ","
         try:
-            df = pd.read_csv(p, index_col=0, sep="\t" if p.suffix.lower() == ".tsv" else ",")
+            with p.open(newline="", encoding="utf-8") as fh:
+                header = next(csv.reader(fh, delimiter=sep), [])
+            df = pd.read_csv(p, index_col=0, sep=sep)
         except (ValueError, OSError, UnicodeDecodeError) as e:
             raise InvalidInputError(f"path: cannot read {str(p)!r} as a table: {type(e).__name__}: {e}") from None
+        seen: set[str] = set()
+        for h in header[1:]:  # pandas would rename a repeated column 'q1' to 'q1.1'
+            if h in seen:
+                raise InvalidInputError(f"path: {str(p)!r} names item {h!r} twice")
+            seen.add(h)
     if df.shape[0] < 1 or df.shape[1] < 1:
         raise InvalidInputError(f"path: {str(p)!r} holds no scores: expected one row per model (first column: its "
                                 f"name) and one column per item, got shape {df.shape}")

@@ -53,7 +53,8 @@ def sample_line(doc_id: int, metrics: Mapping[str, Any], *, filter: str | None =
         "doc_id": doc_id,
         "doc": doc,
         "target": str(doc_id % 2),
-        "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": " yes"}, "gen_args_1": {"arg_0": prompt, "arg_1": " no"}},
+        "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": " yes"},
+                      "gen_args_1": {"arg_0": prompt, "arg_1": " no"}},
         "resps": [[["-1.25", "False"]], [["-0.75", "True"]]],
         "filtered_resps": [["-1.25", "False"], ["-0.75", "True"]],
     }
@@ -61,7 +62,8 @@ def sample_line(doc_id: int, metrics: Mapping[str, Any], *, filter: str | None =
         ex["filter"] = filter
     if with_metric_names:
         ex["metrics"] = list(metrics)
-    ex.update({"doc_hash": _h(json.dumps(doc, indent=2)), "prompt_hash": _h(prompt), "target_hash": _h(str(doc_id % 2))})
+    ex.update({"doc_hash": _h(json.dumps(doc, indent=2)), "prompt_hash": _h(prompt),
+               "target_hash": _h(str(doc_id % 2))})
     ex.update(metrics)
     return ex
 
@@ -181,10 +183,10 @@ def write_helm_run(suite_dir: Path, scenario: str, model: str, instances: Mappin
                    perturbed: bool = False) -> Path:
     """One HELM run folder ``<suite_dir>/<run name>/`` with ``run_spec.json`` and ``per_instance_stats.json``.
 
-    The run name is HELM's (``ModelRunExpander``): ``<scenario>,model=<model with / as _>``, e.g.
+    The run name is HELM's (``ModelRunExpander``): ``<scenario>[,:]model=<model with / as _>``, e.g.
     ``mmlu:subject=anatomy,method=multiple_choice_joint,model=openai_gpt2``.
     """
-    name = f"{scenario},model={model.replace('/', '_')}"
+    name = f"{scenario}{',' if ':' in scenario else ':'}model={model.replace('/', '_')}"
     run = suite_dir / name
     run.mkdir(parents=True, exist_ok=True)
     spec = {"name": name,
