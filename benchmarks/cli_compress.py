@@ -3,7 +3,8 @@
 ::
 
     benchsel compress SCORES --k K --out DIR [--selection S] [--estimator E] [--seed N] [--time-limit S]
-                      [--metric M | --metric TASK=M ...] [--filter F] [--tasks PATTERN ...]
+                      [--metric M | --metric TASK=M ...] [--filter F | --filter TASK=F ...]
+                      [--tasks PATTERN ...]
                       [--missing error|drop-items|drop-models] [--duplicates error|latest]
                       [--format auto|lm-eval|leaderboard|helm|table|npz] [--force]
     benchsel estimate DIR NEW_SCORES [--metric ...] [--filter F] [--format ...] [--json]
@@ -43,8 +44,9 @@ def _reader_options(p: argparse.ArgumentParser, *, defaults_from_saved: bool) ->
     p.add_argument("--metric", action="append", default=None, metavar="M",
                    help="metric to read: a name (acc, acc_norm, exact_match, ...) or TASK=NAME, repeatable; "
                         f"by default each task's only metric{later}")
-    p.add_argument("--filter", default=None, metavar="F",
-                   help=f"lm-eval filter for tasks scored under several (none, strict-match, ...){later}")
+    p.add_argument("--filter", action="append", default=None, metavar="F",
+                   help="lm-eval filter for tasks scored under several (none, strict-match, ...) or TASK=F, "
+                        f"repeatable{later}")
     p.add_argument("--split", default=None, metavar="SPLIT", help=f"HELM split (test, valid){later}")
     p.add_argument("--missing", default="error", choices=("error", "drop-items", "drop-models"),
                    help="a cell missing for some models: refuse (default), or drop the incomplete items or models")
@@ -72,28 +74,29 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
 
     e = sub.add_parser("estimate", parents=[common], help="estimate new models' full scores from a saved compression",
                        description="Read the new models' scores on the saved items and print each model's "
-                                   "estimated full-benchmark score (and a 95%% interval when the estimator has one).")
+                                   "estimated full-benchmark score (and a 95% interval when the estimator has one).")
     e.add_argument("dir", type=Path, metavar="DIR", help="a folder written by benchsel compress")
     e.add_argument("new_scores", type=Path, metavar="NEW_SCORES", help="the new models' scores on those items")
     e.add_argument("--json", action="store_true", help="print one JSON object per model instead of a table")
     _reader_options(e, defaults_from_saved=True)
 
 
-def _metric(values: list[str] | None) -> str | dict[str, str] | None:
+def _by_task(values: list[str] | None, what: str) -> str | dict[str, str] | None:
+    """``--metric acc`` -> ``"acc"``; ``--metric t1=acc --metric t2=f1`` -> ``{"t1": "acc", "t2": "f1"}``."""
     if not values:
         return None
     pairs = [v for v in values if "=" in v]
     if not pairs:
         if len(values) > 1:
-            raise InvalidInputError(f"metric: give one metric name, or TASK=NAME pairs, got {' '.join(values)}")
+            raise InvalidInputError(f"{what}: give one {what} name, or TASK=NAME pairs, got {' '.join(values)}")
         return values[0]
     if len(pairs) != len(values):
-        raise InvalidInputError(f"metric: mix of a plain name and TASK=NAME pairs: {' '.join(values)}")
+        raise InvalidInputError(f"{what}: mix of a plain name and TASK=NAME pairs: {' '.join(values)}")
     out: dict[str, str] = {}
     for v in pairs:
         task, _, name = v.partition("=")
         if not task or not name:
-            raise InvalidInputError(f"metric: expected TASK=NAME, got {v!r}")
+            raise InvalidInputError(f"{what}: expected TASK=NAME, got {v!r}")
         out[task] = name
     return out
 
@@ -102,8 +105,8 @@ def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks:
     from benchsel.instances.scorefiles import load_scores
 
     fmt = args.format or saved.get("format") or "auto"
-    metric = _metric(args.metric) if args.metric else saved.get("metric")
-    filt = args.filter if args.filter is not None else saved.get("filter")
+    metric = _by_task(args.metric, "metric") if args.metric else saved.get("metric")
+    filt = _by_task(args.filter, "filter") if args.filter else saved.get("filter")
     split = args.split if args.split is not None else saved.get("split")
     _err(f"reading {str(path)!r} ({fmt}{f', metric {metric}' if metric else ''})")
     df = load_scores(path, format=fmt, metric=metric, tasks=tasks, filter=filt, missing=args.missing,

@@ -1,4 +1,4 @@
-"""Instance generators and loaders (OR-Library, score tables, response matrices).
+"""Instance generators and loaders (OR-Library, score tables, response matrices, evaluation logs).
 
 Names are imported lazily so ``import instances`` stays light.
 """
@@ -37,6 +37,12 @@ _LAZY = {
     # instance files
     "save_instance": "benchsel.instances.files",
     "load_instance": "benchsel.instances.files",
+    # evaluation logs and score files -> models x items DataFrames
+    "load_scores": "benchsel.instances.scorefiles",
+    "read_lm_eval_samples": "benchsel.instances.evallogs",
+    "read_leaderboard_details": "benchsel.instances.leaderboard",
+    "read_helm_runs": "benchsel.instances.helm",
+    "write_samples_json": "benchsel.instances.evallogs",
 }
 
 __all__ = sorted(_LAZY)

@@ -201,11 +201,14 @@ def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def _choose(value: str | Mapping[str, str] | None, task: str, name: str) -> str | None:
+def _choose(value: str | Mapping[str, str] | None, task: str, name: str, *, required: bool = True) -> str | None:
+    """The ``name`` (metric or filter) for ``task``: ``value`` itself, or its entry for the task."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, Mapping):
         if task not in value:
+            if not required:
+                return None
             raise InvalidInputError(f"{name}: the mapping names no {name} for task {task!r} (it names "
                                     f"{', '.join(map(repr, value)) or 'none'})")
         return value[task]
@@ -216,7 +219,7 @@ def read_sample_log(log: SampleLog, metric: str | Mapping[str, str] | None = Non
                     filter: str | Mapping[str, str] | None = None) -> dict[Any, float]:
     """``{doc_id: score}`` of one sample log (see :func:`read_lm_eval_samples` for ``metric`` and ``filter``)."""
     rows = _read_lines(log.path)
-    want_filter = _choose(filter, log.task, "filter")
+    want_filter = _choose(filter, log.task, "filter", required=False)  # a task it does not name: its only filter
     filters = {obj.get("filter") for _, obj in rows}
     if want_filter is None:
         if len(filters) > 1:
@@ -285,7 +288,8 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
         Only these tasks (shell patterns such as ``"mmlu_*"``).
     filter : str or mapping, optional
         lm-eval's filter (``"none"``, ``"strict-match"``, ...) for tasks
-        logged under several; by default a task must have one.
+        logged under several, or a mapping task -> filter (a task it does
+        not name must have one filter); by default a task must have one.
     missing : {"error", "drop-items", "drop-models"}
         A document or task logged for some models only: an error naming them
         (default), or drop the items, or the models, that are not complete.

@@ -164,3 +164,24 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["compress", str(tmp_path / "out"), "--k", "5", "--missing", "skip", "--out", "x"])
     assert e.value.code == 2 and "invalid choice: 'skip'" in capsys.readouterr().err
+
+
+def test_filters_by_task_are_kept_for_estimate(tmp_path, capsys):
+    scores = model_scores(13, {"arc_easy": 20, "gsm8k": 20}, seed=4)
+    names = list(scores)
+    for m in names[:12]:
+        write_lm_eval_run(tmp_path / "out", m, {"arc_easy": scores[m]["arc_easy"]})
+        write_lm_eval_run(tmp_path / "out", m, {"gsm8k": scores[m]["gsm8k"]}, filters=("strict-match",
+                                                                                     "flexible-extract"))
+    argv = ["compress", str(tmp_path / "out"), "--k", "6", "--metric", "acc", "--out", str(tmp_path / "c")]
+    assert main(argv) == 2
+    assert "under 2 filters (flexible-extract, strict-match)" in capsys.readouterr().err
+    assert main([*argv, "--filter", "gsm8k=strict-match", "--estimator", "ridge"]) == 0
+    samples = json.loads((tmp_path / "c" / "samples.json").read_text())
+    new = names[12]
+    for t, ds in samples.items():
+        write_lm_eval_run(tmp_path / "new", new, {t: {d: scores[new][t][d] for d in ds}},
+                          filters=("strict-match", "flexible-extract") if t == "gsm8k" else ("none",))
+    capsys.readouterr()
+    assert main(["estimate", str(tmp_path / "c"), str(tmp_path / "new")]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[0] == new

@@ -163,6 +163,10 @@ def test_filters(tmp_path):
     with pytest.raises(InvalidInputError, match="no line with filter 'none'; filters there: flexible-extract, "
                                                 "strict-match"):
         read_lm_eval_samples(tmp_path, filter="none")
+    # a mapping names the filter of the tasks that have several; the others keep their only one
+    write_lm_eval_run(tmp_path, "org/a", {"arc_easy": docs}, date="2024-06-01T12-30-56.789010")
+    df = read_lm_eval_samples(tmp_path, "exact_match", filter={"gsm8k": "flexible-extract"})
+    assert list(df.columns) == ["arc_easy/0", "arc_easy/1", "arc_easy/2", "gsm8k/0", "gsm8k/1", "gsm8k/2"]
 
 
 def test_logs_from_before_lm_eval_0_4_6_without_filter_and_metric_names(tmp_path):
