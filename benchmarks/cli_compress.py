@@ -150,7 +150,7 @@ def cmd_compress(args: argparse.Namespace) -> int:
         _err(f"wrote {sj}: run the new model with lm_eval ... --samples {sj} --log_samples --output_path NEW "
              "(not with --limit)")
     else:
-        why = "no item labels" if not labels else f"item labels such as {labels[0]!r} are not task/doc_id"
+        why = "no item labels" if not labels else f"item labels such as {str(labels[0])!r} are not task/doc_id"
         _err(f"no samples.json: {why} (lm-eval's --samples needs task/doc_id labels from lm-eval sample logs)")
     shown = ", ".join(map(str, labels[:8] if labels else c.items[:8].tolist()))
     print(f"{c.k} items: {shown}{' ...' if c.k > 8 else ''}")
