@@ -57,6 +57,7 @@ _LAZY: dict[str, str] = {
     "compress": "benchsel.solvers.compression",
     "Compressed": "benchsel.solvers.compression",
     "select_items": "benchsel.solvers.compression",
+    "load_compressed": "benchsel.solvers.compression",
     "register_selection": "benchsel.solvers.compression",
     "selection_names": "benchsel.solvers.compression",
     "get_estimator": "benchsel.formulations.estimation",
@@ -74,6 +75,7 @@ _LAZY: dict[str, str] = {
     "load_pmed": "benchsel.instances.orlib",
     "load_score_table": "benchsel.instances.scores",
     "load_responses": "benchsel.instances.responses",
+    "load_scores": "benchsel.instances.scorefiles",
     "save_instance": "benchsel.instances.files",
     "load_instance": "benchsel.instances.files",
 }
@@ -113,9 +115,17 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.instances.hidden import load_hidden_states, make_hidden_states
     from benchsel.instances.orlib import load_pmed
     from benchsel.instances.responses import load_responses
+    from benchsel.instances.scorefiles import load_scores
     from benchsel.instances.scores import load_score_table
     from benchsel.solvers.api import solve
-    from benchsel.solvers.compression import Compressed, compress, register_selection, select_items, selection_names
+    from benchsel.solvers.compression import (
+        Compressed,
+        compress,
+        load_compressed,
+        register_selection,
+        select_items,
+        selection_names,
+    )
     from benchsel.solvers.registry import available_methods, get_method, list_methods, register_method
 
 

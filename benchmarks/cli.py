@@ -42,11 +42,11 @@ from benchsel.solvers.registry import list_methods
 
 from . import harness, report
 from ._data import default_data_dir
+from .cli_compress import COMMANDS as _compress_commands
+from .cli_compress import add_commands as _add_compress_commands
 from .harness import parse_method
 from .suites import available_suites, check_data, get_suite, suite_instances
 from .tasks import import_plugin
-from .cli_compress import COMMANDS as _compress_commands
-from .cli_compress import add_commands as _add_compress_commands
 
 __all__ = ["build_parser", "main"]
 

@@ -28,7 +28,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.instances.evallogs import parse_item_label, write_items_csv, write_samples_json
+from benchsel.instances.scorefiles import load_scores
+from benchsel.solvers.compression import DEFAULT_ESTIMATOR, compress, load_compressed
+from benchsel.solvers.saved import ARRAYS, META, estimate_table
 
 __all__ = ["COMMANDS", "add_commands", "cmd_compress", "cmd_estimate"]
 
@@ -102,7 +106,6 @@ def _by_task(values: list[str] | None, what: str) -> str | dict[str, str] | None
 
 
 def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks: list[str] | None) -> Any:
-    from benchsel.instances.scorefiles import load_scores
 
     fmt = args.format or saved.get("format") or "auto"
     metric = _by_task(args.metric, "metric") if args.metric else saved.get("metric")
@@ -120,9 +123,6 @@ def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks:
 
 
 def cmd_compress(args: argparse.Namespace) -> int:
-    from benchsel.instances.evallogs import parse_item_label, write_items_csv, write_samples_json
-    from benchsel.solvers.pipeline import DEFAULT_ESTIMATOR, compress
-    from benchsel.solvers.saved import ARRAYS, META
 
     out: Path = args.out
     if (out / META).exists() and not args.force:
@@ -163,7 +163,6 @@ def _fmt(v: float) -> str:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from benchsel.solvers.saved import estimate_table, load_compressed
 
     _err(f"loading {str(args.dir)!r} (refitting its estimator on the stored source scores)")
     c = load_compressed(args.dir)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 from ._itemtable import DUPLICATES, assemble, check_choice, item_label, match_tasks
 

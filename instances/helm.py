@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 from ._itemtable import assemble, match_tasks
 

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsel.solvers.errors import InvalidInputError, SolverNotInstalledError
+from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 
 from ._itemtable import DUPLICATES, assemble, check_choice, match_tasks
+from .evallogs import SAMPLE_FIELDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,7 +130,6 @@ def find_details_files(path: str | Path | Mapping[str, str | Path]) -> list[Deta
 
 
 def _metric_columns(df: pd.DataFrame) -> list[str]:
-    from .evallogs import SAMPLE_FIELDS
 
     if "doc_id" in df.columns:
         return [c for c in df.columns if c not in SAMPLE_FIELDS]

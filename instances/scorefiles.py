@@ -23,9 +23,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
 
 from ._itemtable import MISSING, check_choice
+from .evallogs import read_lm_eval_samples
+from .helm import read_helm_runs
+from .leaderboard import read_leaderboard_details, read_parquet
+from .responses import load_responses
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +106,6 @@ def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFram
     if not p.is_file():
         raise InvalidInputError(f"path: no such file {str(p)!r}")
     if p.suffix.lower() == ".parquet":
-        from .leaderboard import read_parquet
 
         df = read_parquet(p)
         if isinstance(df.index, pd.RangeIndex) and df.shape[1] and not pd.api.types.is_numeric_dtype(df.iloc[:, 0]):
@@ -144,7 +147,6 @@ def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFram
 def _read_npz(path: Path, metric: str | None) -> pd.DataFrame:
     import pandas as pd
 
-    from .responses import load_responses
 
     r = load_responses(path)
     if r.Y.ndim == 3:
@@ -201,16 +203,13 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
     if fmt != "lm-eval" and filter is not None:
         raise InvalidInputError(f"filter: only lm-eval sample logs have filters; {str(path)!r} is read as {fmt!r}")
     if fmt == "lm-eval":
-        from .evallogs import read_lm_eval_samples
 
         df = read_lm_eval_samples(path, metric, tasks=tasks, filter=filter, missing=missing,  # type: ignore[arg-type]
                                   duplicates=duplicates)
     elif fmt == "leaderboard":
-        from .leaderboard import read_leaderboard_details
 
         df = read_leaderboard_details(path, metric, tasks=tasks, missing=missing, duplicates=duplicates)
     elif fmt == "helm":
-        from .helm import read_helm_runs
 
         if not isinstance(metric, str):
             raise InvalidInputError("metric: HELM runs need the per-instance statistic to read (e.g. "

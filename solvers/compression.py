@@ -23,20 +23,38 @@ every registered selection. Built in:
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.result import Result, Termination
 from benchsel.formulations.core.validation import check_int, describe
 from benchsel.formulations.estimation import check_scores, get_estimator
 from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.kmedoids import KMedoids
 from benchsel.solvers.api import solve
+
+from .saved import (
+    ARRAYS,
+    ATOL,
+    META,
+    SourceScores,
+    _arr,
+    _decode,
+    _num,
+    _read_arrays,
+    _read_meta,
+    fingerprint_scores,
+    save_compressed,
+    source_scores,
+)
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
@@ -47,6 +65,7 @@ __all__ = [
     "compress",
     "get_selection",
     "irt_kmedoids",
+    "load_compressed",
     "register_selection",
     "select_items",
     "selection_names",
@@ -285,8 +304,6 @@ class Compressed:
 
     def save(self, path: Any) -> Any:
         """Save into the folder ``path`` (JSON + arrays, no pickle; see :mod:`benchsel.solvers.saved`)."""
-        from .saved import save_compressed
-
         return save_compressed(self, path)
 
     @property
@@ -359,8 +376,81 @@ def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DE
     est.fit(A, sel.items)
     dt = time.perf_counter() - t0
     _log(verbose, f"estimator {estimator!r}: fitted in {dt:.2f} s")
-    from .saved import source_scores
-
     src = source_scores(Y, A, selection=selection, estimator=estimator, seed=seed, time_limit=time_limit,
                         selection_options=selection_options)
     return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt, src)
+
+
+def load_compressed(path: str | Path, *, check: bool = True) -> Any:
+    """Load a compression saved by :meth:`Compressed.save <benchsel.solvers.compression.Compressed.save>`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder.
+    check : bool
+        Compare the refitted estimator's estimates of the source models with
+        the stored ones (an error when they differ by more than the stored
+        tolerance, e.g. after an upgrade changed the estimator).
+
+    Returns
+    -------
+    Compressed
+        With the refitted estimator, the selection (its solver result as
+        stored), the labels and ``source`` (so it can be saved again).
+    """
+
+    folder = Path(path)
+    meta = _read_meta(folder)
+    where = repr(str(folder / META))
+    z = _read_arrays(folder / ARRAYS)
+    try:
+        scores = np.asarray(z["source_scores"], dtype=float)
+        stored = np.asarray(z["source_predictions"], dtype=float)
+        items = np.asarray(z["items"], dtype=np.int64)
+        src, sel, est_meta = meta["source"], meta["selection"], meta["estimator"]
+        n_items = int(meta["n_items"])
+        params = {k: _decode(v, z) for k, v in est_meta["params"].items()}
+    except (KeyError, TypeError, ValueError) as e:
+        raise InvalidInputError(f"path: {where} is a damaged saved compression (missing or bad {e})") from None
+    if fingerprint_scores(scores) != src.get("fingerprint"):
+        raise InvalidInputError(f"path: the source scores in {str(folder / ARRAYS)!r} do not match the fingerprint "
+                                f"in {where} (the files are damaged or come from two saves)")
+    if items.tolist() != list(meta.get("items", [])) or scores.shape[1] != n_items:
+        raise InvalidInputError(f"path: {where} and {ARRAYS} disagree on the items (damaged save)")
+    est = get_estimator(est_meta["name"], **params)
+    t0 = time.perf_counter()
+    est.fit(scores, items)
+    fit_seconds = time.perf_counter() - t0
+    if check:
+        pred = np.asarray(est.predict(scores[:, items]), dtype=float)
+        atol = float(meta.get("check", {}).get("atol", ATOL))
+        diff = float(np.max(np.abs(pred - stored))) if pred.shape == stored.shape else math.inf
+        if not diff <= atol:
+            raise InvalidInputError(
+                f"path: refitting estimator {est_meta['name']!r} on the saved source scores does not reproduce the "
+                f"saved estimates of the source models (largest difference {diff:.3g} > {atol:g}); the estimator "
+                f"changed since benchsel {meta.get('benchsel_version', '?')} saved it. Pass check=False to use the "
+                "refitted estimator anyway"
+            )
+    r = sel.get("result", {})
+    result = Result(
+        selection=np.sort(items), objective=_num(r.get("objective")), bound=r.get("bound"), gap=r.get("gap"),
+        feasible=bool(r.get("feasible", True)), termination=Termination(r.get("termination", "feasible")),
+        method=str(r.get("method", sel.get("method", ""))), seed=r.get("seed"),
+        build_seconds=float(r.get("build_seconds") or 0.0), solve_seconds=float(r.get("solve_seconds") or 0.0),
+        formulation=str(r.get("formulation", "")),
+    )
+    labels = meta.get("item_labels")
+    c = Compressed(items=items, estimator=est,
+                   selection=SelectionResult(items=np.sort(items), selection=str(sel["name"]), result=result,
+                                             seconds=float(sel.get("seconds", 0.0))),
+                   n_items=n_items, item_labels=None if labels is None else np.asarray(labels, dtype=object),
+                   fit_seconds=fit_seconds)
+    c.source = SourceScores(
+        scores=scores, model_labels=_arr(src.get("model_labels")), item_labels=_arr(src.get("item_labels")),
+        fingerprint=src["fingerprint"], selection=str(sel["name"]), estimator=str(est_meta["name"]),
+        seed=int(meta.get("seed", 0)), time_limit=sel.get("time_limit"),
+        selection_options=dict(sel.get("options") or {}), reader=dict(src.get("reader") or {}),
+    )
+    return c

@@ -61,7 +61,9 @@ def _imports(rel: str, tree: ast.AST) -> list[tuple[str, list[str], bool]]:
                 else:
                     mod = child.module or ""
                 if mod.startswith("benchsel"):
-                    if child.module is None or mod == "benchsel":  # from . import x: each name is a module
+                    if mod == "benchsel":  # folders by name; the root's own names (e.g. __version__) import nothing
+                        out.extend((f"{mod}.{a.name}", [], in_function) for a in child.names if a.name in FOLDERS)
+                    elif child.module is None:  # from . import x: each name is a module
                         out.extend((f"{mod}.{a.name}", [], in_function) for a in child.names)
                     else:
                         out.append((mod, [a.name for a in child.names], in_function))

@@ -14,7 +14,7 @@ from support.data import needs_data
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.benchmarks.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _stderr_lines(err: str) -> list[str]:

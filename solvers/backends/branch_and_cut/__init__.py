@@ -8,10 +8,10 @@ branching), :mod:`.threads` (further search threads), :mod:`.memory`
 """
 from __future__ import annotations
 
-from . import memory
-from .memory import RETIRE_SHARE
-from .options import BnCOptions
-from .search import BranchAndCut
-from .state import _CutPool
+from benchsel.solvers.backends.branch_and_cut import memory
+from benchsel.solvers.backends.branch_and_cut.memory import RETIRE_SHARE
+from benchsel.solvers.backends.branch_and_cut.options import BnCOptions
+from benchsel.solvers.backends.branch_and_cut.search import BranchAndCut
+from benchsel.solvers.backends.branch_and_cut.state import _CutPool
 
 __all__ = ["RETIRE_SHARE", "BnCOptions", "BranchAndCut", "memory"]

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from evallog_formats import (
+from support.evallog_formats import (
     model_scores,
     write_helm_run,
     write_leaderboard_v1_details,
@@ -14,10 +14,10 @@ from evallog_formats import (
     write_lm_eval_run,
 )
 
+from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.instances.helm import helm_task, read_helm_runs
 from benchsel.instances.leaderboard import read_leaderboard_details
 from benchsel.instances.scorefiles import detect_format, load_scores, read_score_table
-from benchsel.solvers.errors import InvalidInputError, SolverNotInstalledError
 
 pytest.importorskip("pyarrow")
 

@@ -9,14 +9,14 @@ import pytest
 
 import benchsel
 from benchsel.benchmarks.suites import irt_responses
-from benchsel.solvers.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.solvers.compression import load_compressed
 from benchsel.solvers.saved import (
     FORMAT,
     VERSION,
     align_scores,
     estimate_table,
     fingerprint_scores,
-    load_compressed,
     save_compressed,
 )
 

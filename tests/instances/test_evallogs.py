@@ -9,8 +9,9 @@ import math
 
 import numpy as np
 import pytest
-from evallog_formats import date_id, model_scores, sample_line, write_lm_eval_run
+from support.evallog_formats import date_id, model_scores, sample_line, write_lm_eval_run
 
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.instances.evallogs import (
     find_lm_eval_logs,
     parse_item_label,
@@ -19,7 +20,6 @@ from benchsel.instances.evallogs import (
     write_items_csv,
     write_samples_json,
 )
-from benchsel.solvers.errors import InvalidInputError
 
 TASKS = {"arc_easy": 7, "hellaswag": 5}
 

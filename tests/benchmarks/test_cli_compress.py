@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from evallog_formats import date_id, model_scores, write_lm_eval_run
+from support.evallog_formats import date_id, model_scores, write_lm_eval_run
 
 from benchsel.benchmarks.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TASKS = {"arc_easy": 60, "hellaswag": 40}
 
 
