@@ -430,6 +430,11 @@ class RankingRiskReconstruction(Formulation):
         ``delta`` (rationals with denominators up to 1000, after removing a
         common offset ``v[0]``), ``B * muhat = B v[0] + delta * z`` with an integer
         ``z``, so ``|muhat - mu| >= dist(B (mu - v[0]), delta Z) / B``.
+
+        A term whose non-zero responses do not all sit on such a grid gets 0: in
+        particular responses that round to the fraction 0 (tiny values such as
+        ``1e-200``, below the grid's resolution) and grids too fine for
+        ``target / delta`` to be an exact float64 integer.
         """
         from fractions import Fraction
 
@@ -441,13 +446,16 @@ class RankingRiskReconstruction(Formulation):
             if u.size == 0 or u.size > 2000:
                 continue
             fr = [Fraction(float(a)).limit_denominator(1000) for a in u]
-            if any(abs(float(a) - b) > 1e-12 * max(1.0, b) for a, b in zip(fr, u)):
-                continue
+            if any(a == 0 or abs(float(a) - b) > 1e-12 * max(1.0, b) for a, b in zip(fr, u)):
+                continue  # off the grid (a non-zero response rounded to 0 is off it: no lattice)
             den = math.lcm(*(a.denominator for a in fr))
             g = math.gcd(*(int(a * den) for a in fr))
             delta = g / den
             target = B * (self._mu_flat[q] - self._Xt[0, q])
-            dist = abs(target - delta * round(target / delta))
+            steps = target / delta if delta > 0 else math.inf
+            if not abs(steps) < 2.0**52:  # no exact integer multiple: no floor
+                continue
+            dist = abs(target - delta * round(steps))
             out[q] = max(dist - 1e-9 * max(1.0, abs(target)), 0.0) / B
         return out
 

@@ -18,6 +18,7 @@ from benchsel.heuristics.holocosm import swap_search
 from benchsel.instances.responses import Responses, make_multimetric, paper_split
 from benchsel.solvers import solve
 from benchsel.solvers.backends.highs import solve_model_highs
+from benchsel.solvers.conformance import brute_force
 
 
 # --------------------------------------------------------------------------- literal reference (SPEC F1)
@@ -436,3 +437,18 @@ def test_swap_property_feasible_and_consistent(inst, seed, constrained):
         assert f.is_feasible(f.bank[out.start]) and rm <= start_rm * (1 + 1e-12) + 1e-15
     else:
         assert rm <= f.bank_R_mean.min() + 1e-12
+
+
+# --------------------------------------------------------------------------- numeric edges (issue 31)
+def test_responses_near_1e_minus_200_solve_like_the_same_responses_at_unit_scale():
+    """term_floors raised OverflowError (a grid step of 0: tiny responses rounded to the fraction 0)."""
+    rng = np.random.default_rng(0)
+    for X in (rng.random((4, 9, 2)), rng.integers(0, 4, size=(4, 9, 2)).astype(float)):
+        unit = RankingRiskReconstruction(X, budget=3, seed=0)
+        tiny = RankingRiskReconstruction(X * 1e-200, budget=3, seed=0)
+        floors = tiny.term_floors()
+        assert np.isfinite(floors).all() and (floors == 0).all()
+        opt = brute_force(unit)[0]
+        assert brute_force(tiny)[0] == pytest.approx(opt, rel=1e-9)
+        res = solve(tiny, "highs", time_limit=60)
+        assert res.termination == "optimal" and res.objective == pytest.approx(opt, rel=1e-6)
