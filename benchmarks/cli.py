@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsel.formulations.core.errors import BenchselError, InvalidInputError
+from benchsel.formulations.core.validation import check_time_limit
 from benchsel.instances.files import MpsInstance, load_instance, save_instance
 from benchsel.solvers.api import solve
 from benchsel.solvers.backends.mps import solve_mps
@@ -170,6 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     time_limit = args.time_limit if args.time_limit is not None else s.time_limit
     if not (isinstance(time_limit, float) and math.isfinite(time_limit) and time_limit > 0):
         raise InvalidInputError(f"time-limit: expected a positive number of seconds, got {time_limit}")
+    check_time_limit(time_limit, "time-limit")  # and at most MAX_TIME_LIMIT
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise InvalidInputError(f"jobs: expected at least 1, got {jobs}")

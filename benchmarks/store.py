@@ -5,8 +5,15 @@ run`` into the same ``--out``, on one machine or on several sharing the
 folder): every run is executed once in total.
 
 * **Appends** take an exclusive lock on ``runs.lock`` (``fcntl.flock``) and
-  write each row with one ``write`` to the file opened in append mode, so rows
-  never interleave; readers take the shared lock.
+  write each row, a complete line, with one ``write`` to the file opened in
+  append mode, then ``fsync`` it, so rows never interleave; readers take the
+  shared lock.
+* **Torn lines.** A writer killed in the middle of its ``write`` (or a full
+  disk) can leave a last line without its newline. Under the lock no writer is
+  writing, so such a tail is torn for good: the next append cuts it off and
+  keeps it in ``runs.jsonl.torn`` (one line per tail) before writing its own
+  row, which therefore starts a line of its own instead of completing the
+  torn one (and being lost with it).
 * **Claims.** Before a run starts, its writer *claims* it: under an exclusive
   lock on ``.claims/lock`` it re-reads the rows appended since it last looked
   (a run another writer finished is not run again) and, when nobody holds the
@@ -183,16 +190,54 @@ class ResultStore:
         return {row_key(r) for r in self.rows() if not r.get("retry")}
 
     def append(self, row: Mapping[str, Any]) -> None:
-        """Append one row (one ``write`` under the store's lock: rows of concurrent writers never interleave)."""
+        """Append one row: one ``write`` of a complete line under the store's lock, then ``fsync``.
+
+        Rows of concurrent writers never interleave. A torn last line left by a writer that died mid-write
+        is first cut off and set aside (:meth:`_set_aside_torn_tail`).
+        """
         data = (json.dumps({k: _scalar(v) for k, v in row.items()}, default=str) + "\n").encode()
         with self._lock, self._flock(self.dir / self.LOCK):
-            fd = os.open(self.jsonl, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            fd = os.open(self.jsonl, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
             try:
+                self._set_aside_torn_tail(fd)
                 view = memoryview(data)
-                while view:
+                while view:  # one write in practice; a short write (a signal, a full disk) is continued
                     view = view[os.write(fd, view):]
+                os.fsync(fd)
             finally:
                 os.close(fd)
+
+    def _set_aside_torn_tail(self, fd: int) -> None:
+        """Cut a last line that lacks its newline off ``runs.jsonl`` (open as ``fd``, under the exclusive lock)
+        and append it, with a newline, to ``runs.jsonl.torn``."""
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return
+        os.lseek(fd, size - 1, os.SEEK_SET)
+        if os.read(fd, 1) == b"\n":
+            return
+        start, pos = 0, size  # the byte after the last newline
+        while pos > 0:
+            lo = max(0, pos - (1 << 16))
+            os.lseek(fd, lo, os.SEEK_SET)
+            block = os.read(fd, pos - lo)
+            i = block.rfind(b"\n")
+            if i >= 0:
+                start = lo + i + 1
+                break
+            pos = lo
+        os.lseek(fd, start, os.SEEK_SET)
+        torn = b""
+        while len(torn) < size - start:
+            chunk = os.read(fd, size - start - len(torn))
+            if not chunk:
+                break
+            torn += chunk
+        with open(self.dir / f"{self.JSONL}.torn", "ab") as fh:
+            fh.write(torn + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.ftruncate(fd, start)
 
     def _refresh_seen(self, reset: bool = False) -> dict[str, bool]:
         """Read the rows appended since the last call (the whole file when it was replaced, cut or ``reset``)."""

@@ -206,12 +206,17 @@ class Formulation(abc.ABC):
     def to_mps(self, path: str | Path, **options: Any) -> tuple[Path, Path]:
         """Write the linear statement as MPS (minimisation) plus a JSON name map.
 
+        The file holds ``self.linear_model(**options)`` built for a static consumer (no rows generated
+        on demand), the statement an exact backend without lazy rows solves; the map records it
+        (``model``, ``meta``) and ``options`` (``model_options``). See docs/solvers.md, "MPS".
+
         Returns
         -------
         (mps_path, json_path)
         """
-        model = self.linear_model(**self.check_model_options(options))
-        return write_mps(model, path, formulation=self)
+        checked = self.check_model_options(options)
+        model = self.linear_model(**checked)
+        return write_mps(model, path, formulation=self, model_options=checked)
 
     def to_pyomo(self, **options: Any) -> Any:
         """A Pyomo ``ConcreteModel`` of the linear statement (add side constraints, then solve)."""

@@ -1,8 +1,10 @@
 """Heuristics for :class:`benchsel.formulations.KMedoids`: FasterPAM, greedy BUILD, alternating.
 
-``"fasterpam"`` calls the ``kmedoids`` package (Rust) when weights are unit and
-every item is a candidate; otherwise it runs :func:`fasterpam`, the same
-eager-swap algorithm written here with weights and a candidate set.
+``"fasterpam"`` calls the ``kmedoids`` package (Rust) when weights are unit,
+every item is a candidate and ``D`` has a zero diagonal; otherwise it runs
+:func:`fasterpam`, the same eager-swap algorithm written here with weights, a
+candidate set and any diagonal. (The package takes ``D[j, j] = 0``: with a
+positive diagonal its swaps may bring in a medoid already selected.)
 """
 from __future__ import annotations
 
@@ -275,7 +277,8 @@ def _init_option(init: Any, f: KMedoids) -> str | np.ndarray:
         _MAX_ITER,
         _RESTARTS,
         Option("backend", "auto", "choice", choices=("auto", "kmedoids", "numpy"),
-               doc="the kmedoids package (Rust) or the built-in blocked version (weights, candidates)"),
+               doc="the kmedoids package (Rust; unit weights, all candidates, zero diagonal) or the built-in "
+                   "blocked version (weights, candidates, any diagonal)"),
         _VERBOSE,
     ),
 )
@@ -285,10 +288,15 @@ def run_fasterpam(f: KMedoids, *, time_limit: float | None, seed: int | None, in
     restarts = n_restarts
     rng = check_rng(seed)
     clock = Clock(time_limit)
-    use_pkg = backend == "kmedoids" or (backend == "auto" and f.unit_weights and f.all_candidates)
+    n_diag = int(np.count_nonzero(np.diagonal(f.D)))  # the package assumes D[j, j] = 0
+    use_pkg = backend == "kmedoids" or (backend == "auto" and f.unit_weights and f.all_candidates and not n_diag)
     if use_pkg and not (f.unit_weights and f.all_candidates):
         raise InvalidInputError(
             "backend: the kmedoids package takes neither item weights nor a candidate set; use 'numpy'")
+    if use_pkg and n_diag:
+        raise InvalidInputError(
+            f"backend: the kmedoids package assumes a zero diagonal (a medoid serves itself at no cost), got D with "
+            f"{n_diag} non-zero diagonal entries; use 'numpy' (or 'auto')")
     best, best_cost = None, np.inf
     stopped = Termination.CONVERGED
     total_swaps = 0

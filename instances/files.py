@@ -304,22 +304,51 @@ def _load_npz(path: Path) -> Any:
         raise InvalidInputError(f"path: {str(path)!r}: its parameters do not fit {cls.__name__} ({e})") from None
 
 
+#: Bytes :func:`_check_mps` reads at a time while looking for the section headers.
+_MPS_CHUNK = 1 << 16
+
+
 def _check_mps(path: Path) -> None:
-    """Refuse a file that is not MPS text (before looking for its name map)."""
+    """Refuse a file that is not MPS text (before looking for its name map).
+
+    The file is streamed in chunks of :data:`_MPS_CHUNK` bytes until both the ``ROWS`` and the
+    ``COLUMNS`` section headers are seen (a header is a line that starts with no blank; ``COLUMNS``
+    follows every row, so in a large model it lies megabytes in): the whole file is read only when a
+    header is missing, never held in memory at once.
+    """
+    need = {"ROWS", "COLUMNS"}
+    tail = b""
+    n_read = 0
     try:
         with path.open("rb") as fh:
-            head = fh.read(1 << 16)
+            while need:
+                chunk = fh.read(_MPS_CHUNK)
+                if not chunk:
+                    break
+                n_read += len(chunk)
+                if not chunk.isascii():
+                    raise InvalidInputError(f"path: {str(path)!r} is not an MPS file (it is not plain text)")
+                lines = (tail + chunk).split(b"\n")
+                tail = lines.pop()  # an unfinished line: completed by the next chunk
+                if len(tail) > _MPS_CHUNK:  # a header is short: only its start matters
+                    tail = tail[:64]
+                need.difference_update(_headers(lines))
+            need.difference_update(_headers([tail]))
     except OSError as e:
         raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
-    try:
-        text = head.decode("ascii")
-    except UnicodeDecodeError:
-        raise InvalidInputError(f"path: {str(path)!r} is not an MPS file (it is not plain text)") from None
-    words = {ln.split()[0].upper() for ln in text.splitlines() if ln.strip() and not ln.startswith(("*", " ", "\t"))}
-    missing = [s for s in ("ROWS", "COLUMNS") if s not in words]
-    if missing:
+    if need:
+        missing = [sec for sec in ("ROWS", "COLUMNS") if sec in need]
         raise InvalidInputError(f"path: {str(path)!r} is not an MPS file: no {' or '.join(missing)} section "
-                                f"in its first {len(head)} bytes")
+                                f"in its {n_read} bytes")
+
+
+def _headers(lines: list[bytes]) -> set[str]:
+    """The section names among MPS lines: a line's first word when it starts with no blank and is no comment."""
+    out = set()
+    for ln in lines:
+        if ln.strip() and not ln.startswith((b"*", b" ", b"\t")):
+            out.add(ln.split()[0].decode("ascii").upper())
+    return out
 
 
 def load_instance(path: str | Path) -> Any:

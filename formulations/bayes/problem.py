@@ -26,12 +26,17 @@ from ..core.validation import (
 from ..estimation.bayes_model import BayesModel, Buckets
 from ..estimation.bayes_posterior import BatchData
 
+#: Smallest ``sigma2 / alpha`` :class:`BatchInformationGain` accepts. Below it the noise is numerically zero
+#: next to the prior variance: the cuts and the quadratic program carry coefficients ``alpha / (sigma2 N_b)``
+#: that SCIP no longer resolves (wrong optima claimed from ``1e-10``, "error in input data" at ``1e-30``).
+MIN_NOISE_RATIO = 1e-8
+
 
 def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, alpha: Any, sigma2: Any,
               tol: Any) -> np.ndarray:
     """Checks of :class:`BatchInformationGain`'s arguments that its parts do not make (pure).
 
-    Magnitudes: squared distances of reference vectors, ``R / tol``, the
+    ``sigma2 >= MIN_NOISE_RATIO * alpha``. Magnitudes: squared distances of reference vectors, ``R / tol``, the
     prior variance and noise summed over ``N^2`` pairs and the observed scores
     summed over ``N`` items stay below :data:`MAX_MAGNITUDE`; the ``(B, B)``
     covariance matrices fit in memory; ``coreset`` as item indices or a boolean
@@ -51,10 +56,17 @@ def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, alpha: Any, si
         if big / t > MAX_MAGNITUDE:
             raise InvalidInputError(f"tol: expected a tolerance with max|reference_scores| / tol below "
                                     f"{MAX_MAGNITUDE:.3g}, got tol = {t:g} for scores up to {big:.3g}")
+    checked = {}
     for name, v, scale, what in (("alpha", alpha, float(N) ** 2, f"covariances summed over N^2 = {N}^2 item pairs"),
                                  ("sigma2", sigma2, float(N) ** 3, f"noise N_b sigma2 summed over N^2 = {N}^2 pairs")):
         x = check_float(v, name, low=0.0, low_open=True)
         check_magnitude(np.array([x]), name, scale=scale, what=what)
+        checked[name] = x
+    if checked["sigma2"] < MIN_NOISE_RATIO * checked["alpha"]:
+        raise InvalidInputError(
+            f"sigma2: expected sigma2 >= {MIN_NOISE_RATIO:g} * alpha = {MIN_NOISE_RATIO * checked['alpha']:.3g} (a "
+            f"smaller noise is numerically zero next to the prior variance: the exact models' coefficients, ratios "
+            f"alpha / (sigma2 N_b), then exceed what a solver resolves), got {checked['sigma2']:.3g}")
     if observed is not None:
         check_magnitude(as_array(observed, "observed", ndim=1), "observed", scale=N, what=f"a sum of N = {N} scores")
     nbytes = 6 * 8.0 * N * N
@@ -158,7 +170,7 @@ class BatchInformationGain(Formulation):
     alpha, beta : float
         Prior hyper-parameters (``> 0``).
     sigma2 : float
-        Noise variance (``> 0``).
+        Noise variance, at least :data:`MIN_NOISE_RATIO` (``1e-8``) times ``alpha``.
     tol : float, optional
         Bucketing tolerance (default None: only identical reference vectors share a bucket).
     kernel : {"se", "matern32"}

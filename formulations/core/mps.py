@@ -14,7 +14,9 @@ same bytes.
 
 The JSON side file ``<path>.json`` maps names back: blocks with their first
 name and shape, the selection block's item of each column, the objective sign
-(``formulation objective = sign * MPS objective``).
+(``formulation objective = sign * MPS objective``), the statement (``model``,
+``meta``) and the options it was built with (``model_options``; ``{}`` in maps
+written before that field, read with ``info.get("model_options", {})``).
 """
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ def _fmt(vals: np.ndarray) -> list[str]:
     return [_num(v) for v in vals.tolist()]
 
 
-def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None) -> tuple[Path, Path]:
+def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None,
+              model_options: Mapping[str, Any] | None = None) -> tuple[Path, Path]:
     """Write ``model`` as MPS at ``path`` and its name map at ``path + '.json'``.
 
     Parameters
@@ -54,6 +57,9 @@ def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None) 
         Output file; parent folders are created.
     formulation : Formulation, optional
         Recorded in the map (class name and parameters that are scalars).
+    model_options : mapping, optional
+        The options ``model`` was built with (``f.linear_model(**model_options)``), recorded in the map
+        as ``model_options`` (values that are not JSON scalars as their ``repr``).
 
     Returns
     -------
@@ -151,11 +157,11 @@ def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None) 
     lines.append("ENDATA")
     path.write_text("\n".join(lines) + "\n")
     jpath = path.with_name(path.name + ".json")
-    jpath.write_text(json.dumps(_name_map(model, formulation), indent=1, sort_keys=True) + "\n")
+    jpath.write_text(json.dumps(_name_map(model, formulation, model_options), indent=1, sort_keys=True) + "\n")
     return path, jpath
 
 
-def _name_map(model: LinearModel, formulation: Any) -> dict[str, Any]:
+def _name_map(model: LinearModel, formulation: Any, model_options: Mapping[str, Any] | None) -> dict[str, Any]:
     def blocks(bs, prefix):
         return [{"name": b.name, "first": f"{prefix}{b.start}", "start": b.start, "count": b.size,
                  "shape": list(b.shape)} for b in bs]
@@ -175,6 +181,8 @@ def _name_map(model: LinearModel, formulation: Any) -> dict[str, Any]:
         "rows": blocks(model.row_blocks, "R"),
         "selection": {"block": sel.name, "first_column": sel.start, "items": model.selection_items.tolist()},
         "meta": {k: v for k, v in model.meta.items() if isinstance(v, (int, float, str, bool))},
+        "model_options": {k: v if isinstance(v, (int, float, str, bool)) or v is None else repr(v)
+                          for k, v in (model_options or {}).items()},
     }
     if formulation is not None:
         info["formulation"] = type(formulation).__name__

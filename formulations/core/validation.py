@@ -16,6 +16,7 @@ from .errors import InvalidInputError
 
 __all__ = [
     "MAX_MAGNITUDE",
+    "MAX_TIME_LIMIT",
     "as_array",
     "as_index_array",
     "available_memory",
@@ -34,6 +35,9 @@ __all__ = [
 #: Largest absolute value (and largest bound on a sum of them) a formulation accepts in its data:
 #: far below float64's 1.8e308, so that sums, squares of differences and solver arithmetic stay finite.
 MAX_MAGNITUDE = 1e150
+
+#: Largest time limit in seconds (about 116 days) :func:`check_time_limit` accepts; ``None`` means no limit.
+MAX_TIME_LIMIT = 1e7
 
 
 def describe(x: Any) -> str:
@@ -283,10 +287,19 @@ def check_rng(seed: Any, name: str = "seed") -> np.random.Generator:
 
 
 def check_time_limit(t: Any, name: str = "time_limit") -> float | None:
-    """None (no limit) or a positive number of seconds."""
+    """None (no limit) or a positive number of seconds, at most :data:`MAX_TIME_LIMIT`.
+
+    A larger limit is refused rather than capped (a cap would change what the caller asked for
+    without saying so): waits longer than about 9.2e9 s overflow the platform's timers
+    (``threading`` raises OverflowError), and a limit of centuries means no limit, which is ``None``.
+    """
     if t is None:
         return None
-    return check_float(t, name, low=0.0, low_open=True)
+    x = check_float(t, name, low=0.0, low_open=True)
+    if x > MAX_TIME_LIMIT:
+        raise InvalidInputError(f"{name}: expected at most {MAX_TIME_LIMIT:.0e} seconds (about 116 days; None for no "
+                                f"limit), got {x:g}")
+    return x
 
 
 def as_index_array(x: Any, n: int, name: str, *, what: str = "item indices", allow_empty: bool = True,

@@ -48,9 +48,10 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option, check_options
-from benchsel.formulations.core.validation import check_selection, describe
+from benchsel.formulations.core.validation import MAX_MAGNITUDE, check_magnitude, check_selection, describe
 
 __all__ = [
+    "SCORE_MAX",
     "Z975",
     "Estimator",
     "check_item_indices",
@@ -63,6 +64,9 @@ __all__ = [
 ]
 
 Z975 = 1.959963984540054
+#: Largest ``|score|`` an estimator takes (the square root of ``MAX_MAGNITUDE``): squares and products of
+#: scores (ridge Gram matrices, correlations, distances) stay finite.
+SCORE_MAX = math.sqrt(MAX_MAGNITUDE)
 
 
 def single_thread() -> Any:
@@ -85,6 +89,9 @@ def _where(idx: tuple[int, ...], axes: tuple[str, ...]) -> str:
 
 def check_scores(Y: Any, name: str, *, ndim: tuple[int, ...], axes: tuple[str, ...], shape_doc: str) -> np.ndarray:
     """A finite float array of scores, with messages that name the axes.
+
+    Magnitudes: every ``|score|`` at most :data:`SCORE_MAX` (``1e75``) and the largest either 0 or at
+    least ``1 / SCORE_MAX``, so that squares and products of scores stay finite and non-zero.
 
     Parameters
     ----------
@@ -118,6 +125,13 @@ def check_scores(Y: Any, name: str, *, ndim: tuple[int, ...], axes: tuple[str, .
             f"{name}: expected finite scores, got {what} entries in {rows.size} {axes[0]}s "
             f"(first at {first}; {axes[0]}s {', '.join(map(str, rows[:8].tolist()))}"
             f"{' ...' if rows.size > 8 else ''}); impute or drop them first"
+        )
+    # squares and products of scores (regressions, correlations, distances) must stay finite and non-zero
+    big = check_magnitude(arr, name, limit=SCORE_MAX, what="squares and products of scores")
+    if 0.0 < big < 1.0 / SCORE_MAX:
+        raise InvalidInputError(
+            f"{name}: expected scores whose largest magnitude is 0 or at least {1.0 / SCORE_MAX:.3g}, got values up to "
+            f"{big:.3g} (their squares underflow float64 and the estimates lose them); rescale {name}"
         )
     return arr
 

@@ -89,12 +89,19 @@ class RankingRiskReconstruction(Formulation):
 
     Linear statement (``linear_model``), a minimisation in normalised units:
     binary ``x`` (``sum x = B``); per (model, metric) term a variable
-    ``u >= +-lambda_i (X[m,:,k] @ x / B - mu[m,k])`` with ``lambda_i`` the
+    ``u >= +-lambda_i (X[m,:,k] - mu[m,k]) @ x / B`` (``= +-lambda_i (muhat - mu)``
+    since ``sum x = B``) with ``lambda_i`` the
     term's weight times the number of terms (so the objective ``mean(u)``
     equals ``R_mean``); per pair term ``s >= c (d - dhat)``, ``t >= -c dhat``
-    (``c``: the pair's weight times the number of pair terms) and the risk row
+    (``c``: the pair's weight times the number of pair terms; ``dhat - d`` is
+    written ``(X_a - X_b - d) @ x / B``) and the risk row
     ``mean(s + lam t) <= eps + 1e-9``, the tolerance of :meth:`check`. Every
-    column has finite bounds (the extreme means of ``B`` items). Options:
+    column has finite bounds (the extreme means of ``B`` items). The rows carry
+    the responses *centred* on the full means: written with ``X`` itself
+    (``u - lambda X x / B >= -lambda mu``), responses ``1e-9`` apart around a
+    common offset give coefficients that agree to 9 digits and a right-hand
+    side of their size, whose difference (the information) drowns in a
+    solver's relative feasibility tolerance (``1e-6``). Options:
 
     * ``pools="merged"`` (default): one term per (model, metric) and per pair,
       with the pool weights summed (equivalent: the absolute error and a
@@ -430,6 +437,11 @@ class RankingRiskReconstruction(Formulation):
         ``delta`` (rationals with denominators up to 1000, after removing a
         common offset ``v[0]``), ``B * muhat = B v[0] + delta * z`` with an integer
         ``z``, so ``|muhat - mu| >= dist(B (mu - v[0]), delta Z) / B``.
+
+        A term whose non-zero responses do not all sit on such a grid gets 0: in
+        particular responses that round to the fraction 0 (tiny values such as
+        ``1e-200``, below the grid's resolution) and grids too fine for
+        ``target / delta`` to be an exact float64 integer.
         """
         from fractions import Fraction
 
@@ -441,13 +453,16 @@ class RankingRiskReconstruction(Formulation):
             if u.size == 0 or u.size > 2000:
                 continue
             fr = [Fraction(float(a)).limit_denominator(1000) for a in u]
-            if any(abs(float(a) - b) > 1e-12 * max(1.0, b) for a, b in zip(fr, u)):
-                continue
+            if any(a == 0 or abs(float(a) - b) > 1e-12 * max(1.0, b) for a, b in zip(fr, u)):
+                continue  # off the grid (a non-zero response rounded to 0 is off it: no lattice)
             den = math.lcm(*(a.denominator for a in fr))
             g = math.gcd(*(int(a * den) for a in fr))
             delta = g / den
             target = B * (self._mu_flat[q] - self._Xt[0, q])
-            dist = abs(target - delta * round(target / delta))
+            steps = target / delta if delta > 0 else math.inf
+            if not abs(steps) < 2.0**52:  # no exact integer multiple: no floor
+                continue
+            dist = abs(target - delta * round(steps))
             out[q] = max(dist - 1e-9 * max(1.0, abs(target)), 0.0) / B
         return out
 
@@ -476,6 +491,9 @@ class RankingRiskReconstruction(Formulation):
         B = self.budget
         Xf = self._Xt.T  # (M*K, N)
         mu = self._mu_flat
+        # centred responses: with sum x = B, X x / B - mu = (X - mu) x / B, whose coefficients carry the
+        # differences between items without a common offset that a solver's tolerances would swamp
+        Xc = Xf - mu[:, None]
         # extreme means of B items per (model, metric) and per pair difference
         srt = np.sort(Xf, axis=1)
         lo = srt[:, :B].mean(axis=1) - mu  # min of e = muhat - mu
@@ -508,12 +526,12 @@ class RankingRiskReconstruction(Formulation):
             e = b.add_vars("e", used.size, lb=lo[used], ub=hi[used])
             pos = np.full(M * K, -1, np.int64)
             pos[used] = np.arange(used.size)
-            # e_i - X_i x / B = -mu_i
+            # e_i - (X_i - mu_i) x / B = 0  (centred: sum x = B)
             r = np.arange(used.size)
             b.add_rows("mean_def", rows=np.concatenate([r, np.repeat(r, N)]),
                        cols=np.concatenate([e, np.tile(x, used.size)]),
-                       vals=np.concatenate([np.ones(used.size), -(Xf[used] / B).ravel()]),
-                       lb=-mu[used], ub=-mu[used])
+                       vals=np.concatenate([np.ones(used.size), -(Xc[used] / B).ravel()]),
+                       lb=np.zeros(used.size), ub=np.zeros(used.size))
             ei, ea, eb = e[pos[mi]], e[pos[ga]], e[pos[gb]]
             r = np.arange(nm)
             # u - lam e >= 0 ; u + lam e >= 0
@@ -531,22 +549,23 @@ class RankingRiskReconstruction(Formulation):
         else:
             r = np.arange(nm)
             rr = np.repeat(r, N)
-            coef = (lam_m[:, None] * Xf[mi] / B).ravel()
+            coef = (lam_m[:, None] * Xc[mi] / B).ravel()
             xs = np.tile(x, nm)
-            # u - lam X x / B >= -lam mu ; u + lam X x / B >= lam mu
+            # u - lam (X - mu) x / B >= 0 ; u + lam (X - mu) x / B >= 0
             b.add_rows("abs_pos", rows=np.concatenate([r, rr]), cols=np.concatenate([u, xs]),
-                       vals=np.concatenate([np.ones(nm), -coef]), lb=-lam_m * mu[mi])
+                       vals=np.concatenate([np.ones(nm), -coef]), lb=np.zeros(nm))
             b.add_rows("abs_neg", rows=np.concatenate([r, rr]), cols=np.concatenate([u, xs]),
-                       vals=np.concatenate([np.ones(nm), coef]), lb=lam_m * mu[mi])
+                       vals=np.concatenate([np.ones(nm), coef]), lb=np.zeros(nm))
             r = np.arange(ng)
             rr = np.repeat(r, N)
-            dcoef = (c_g[:, None] * (Xf[ga] - Xf[gb]) / B).ravel()
+            # (Xa - Xb - d) x / B = dhat - d
+            dcoef = (c_g[:, None] * (Xf[ga] - Xf[gb] - gd[:, None]) / B).ravel()
             xs = np.tile(x, ng)
-            # s >= c (d - dhat):  s + c dhat >= c d ;  t >= -c dhat:  t + c dhat >= 0
+            # s >= c (d - dhat):  s + c (dhat - d) >= 0 ;  t >= -c dhat:  t + c (dhat - d) >= -c d
             b.add_rows("shortfall", rows=np.concatenate([r, rr]), cols=np.concatenate([s, xs]),
-                       vals=np.concatenate([np.ones(ng), dcoef]), lb=c_g * gd)
-            b.add_rows("reversal", rows=np.concatenate([r, rr]), cols=np.concatenate([tv, xs]),
                        vals=np.concatenate([np.ones(ng), dcoef]), lb=np.zeros(ng))
+            b.add_rows("reversal", rows=np.concatenate([r, rr]), cols=np.concatenate([tv, xs]),
+                       vals=np.concatenate([np.ones(ng), dcoef]), lb=-c_g * gd)
         n_sym = 0
         if symmetry:
             pairs = [(g[:-1], g[1:]) for g in self.identical_groups()]

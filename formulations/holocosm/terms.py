@@ -99,17 +99,35 @@ def _pool_mask(M: int) -> np.ndarray:
     return np.ones((1, M), dtype=bool)
 
 
+#: Model means of a metric closer than this times the metric's largest ``|response|`` are a tie: the
+#: difference is the rounding noise of the means (e.g. the means of ``3e-9`` and ``1e-9 + 2e-9``), not a margin.
+TIE_RTOL = 1e-12
+
+
+def _tie_tolerance(X: np.ndarray) -> np.ndarray:
+    """Per metric, the largest difference of model means that is a tie, shape (K,) (``X`` shape (M, N, K))."""
+    return TIE_RTOL * np.abs(X).max(axis=(0, 1))
+
+
 def _build_terms(X: np.ndarray, mu: np.ndarray, lam: float) -> tuple[RiskTerms, _PoolTerms]:
-    """Scales, valid pairs and weights of the paper (X oriented, shape (M, N, K); mu shape (M, K))."""
+    """Scales, valid pairs and weights of the paper (X oriented, shape (M, N, K); mu shape (M, K)).
+
+    Model means that differ by at most :data:`TIE_RTOL` times the metric's largest ``|response|``
+    are equal here: such a pair is a tie (not a pair), and a pool whose means all tie gets the
+    zero-scale rule. Without it, means equal in exact arithmetic but not in floating point (data
+    ``1e-9`` apart, say) give margins of ``1e-25`` and weights of ``1e23``, and the problem would
+    change with the unit of ``X``.
+    """
     M, _, K = X.shape
     mask = _pool_mask(M)
     P = mask.shape[0]
     size = mask.sum(axis=1).astype(float)  # |A_p|
     # --- mean-risk scales with the zero-scale rule
+    tie = _tie_tolerance(X)  # (K,): model means closer than this are equal (rounding noise of the means)
     mu_p = np.where(mask[:, :, None], mu[None, :, :], np.nan)
     scale = np.nanmax(mu_p, axis=1) - np.nanmin(mu_p, axis=1)  # (P, K)
     active = np.ones((P, K), dtype=bool)
-    for p, k in zip(*np.nonzero(scale == 0)):
+    for p, k in zip(*np.nonzero(scale <= tie[None, :])):
         vals = X[mask[p], :, k]
         if vals.max() == vals.min():  # metric constant on the pool: contributes 0
             active[p, k] = False
@@ -118,7 +136,7 @@ def _build_terms(X: np.ndarray, mu: np.ndarray, lam: float) -> tuple[RiskTerms, 
             scale[p, k] = float(vals.std())
     mean_w_pool = (mask[:, :, None] & active[:, None, :]) / (P * K * size[:, None, None] * scale[:, None, :])
     # --- valid pairs (ties are not pairs), over all models; validity per pool
-    ga, gb, gk = np.nonzero(mu[:, None, :] > mu[None, :, :])
+    ga, gb, gk = np.nonzero(mu[:, None, :] > mu[None, :, :] + tie[None, None, :])
     d = mu[ga, gk] - mu[gb, gk]
     valid = mask[:, ga] & mask[:, gb]  # (P, G)
     pscale = np.full((P, K), np.nan)

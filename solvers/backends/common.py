@@ -177,11 +177,21 @@ def gap_tolerance(value: float, mip_rel_gap: float | None, mip_abs_gap: float | 
 
 # --------------------------------------------------------------------------- warm start
 def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[np.ndarray | None, str]:
-    """The warm-start selection and where it came from."""
+    """The warm-start selection and where it came from.
+
+    A selection given by the caller must be feasible (``f.check``; e.g. exactly ``k`` medoids): one that
+    is not is refused by name with the check's reasons, never dropped silently.
+    """
     if given is None:
         return None, "none"
     if not isinstance(given, str):
-        return f.as_selection(given, "warm_start"), "given"
+        sel = f.as_selection(given, "warm_start")
+        chk = f.check(sel)
+        if not chk.feasible:
+            raise InvalidInputError(
+                f"warm_start: expected a feasible selection for this {type(f).__name__}, got {sel.size} items "
+                f"that are not: {'; '.join(chk.reasons[:2])}")
+        return sel, "given"
     if given != "auto":
         raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {given!r}")
     name = f.warm_start_method

@@ -131,6 +131,29 @@ def test_local_grid_store_and_resume(tmp_path):
     assert len(store.rows()) == 6 and all(r["termination"] != "error" for r in store.rows())
 
 
+def test_a_torn_last_line_is_set_aside_and_the_resumed_rows_get_lines_of_their_own(tmp_path):
+    """A writer killed mid-write leaves a last line without its newline; the next row used to land on that
+    line (and be lost with it). It is cut off into runs.jsonl.torn before the next append."""
+    tasks, _ = harness.plan("t", _specs(2), time_limit=10)
+    store = harness.ResultStore(tmp_path / "out")
+    harness.execute(tasks, store, jobs=2, progress=False)
+    lines = store.jsonl.read_text().splitlines()
+    torn = lines[-1][:57]
+    store.jsonl.write_text("\n".join(lines[:-1]) + "\n" + torn)  # the last run's row cut short, no newline
+    s = harness.execute(tasks, store, jobs=2, progress=False)
+    assert (s.ran, s.skipped) == (1, 5)
+    text = store.jsonl.read_text()
+    assert text.endswith("\n") and torn not in text.splitlines() and len(text.splitlines()) == 6
+    assert [json.loads(ln) for ln in text.splitlines()]  # every line a whole row
+    assert store.n_bad_lines == 0 and len(store.rows()) == 6
+    assert (store.dir / "runs.jsonl.torn").read_text() == torn + "\n"
+    # the store itself: a torn tail longer than a read block, then an append
+    store.jsonl.write_text(text + "x" * 70_000)
+    store.append({**json.loads(text.splitlines()[0]), "seed": 99})
+    assert store.jsonl.read_text() == text + text.splitlines()[0].replace('"seed": 0', '"seed": 99') + "\n"
+    assert (store.dir / "runs.jsonl.torn").read_text() == torn + "\n" + "x" * 70_000 + "\n"
+
+
 def test_same_seed_same_row(tmp_path):
     tasks, _ = harness.plan("t", _specs(1), methods=["random"], seeds=2, time_limit=10)
     a = {t.key: harness.run_forked(t) for t in tasks}

@@ -296,6 +296,22 @@ def test_bad_input(kwargs, match):
         BatchInformationGain(R, **args)
 
 
+def test_noise_numerically_zero_next_to_the_prior_is_refused_by_name():
+    """sigma2=1e-30 reached SCIP as 'error in input data' (coefficients alpha / (sigma2 N_b) past its infinity)."""
+    rng = np.random.default_rng(0)
+    R = rng.random((3, 15)).round(1)
+    for alpha, sigma2 in ((1.0, 1e-30), (1.0, 1e-9), (1e3, 1e-6)):
+        with pytest.raises(InvalidInputError, match=rf"^sigma2: expected sigma2 >= 1e-08 \* alpha = {alpha * 1e-8:.3g} "
+                                                    rf"\(a smaller noise is numerically zero .*\), got {sigma2:.3g}$"):
+            BatchInformationGain(R, k=3, alpha=alpha, sigma2=sigma2)
+    f = BatchInformationGain(R, k=3, coreset=[0, 1], sigma2=1e-8)  # the smallest accepted noise
+    opt = brute_force(f)[0]
+    for method in ("scip", "pyomo"):
+        if method in available_methods(f):
+            res = solve(f, method, time_limit=60)
+            assert res.termination == "optimal" and res.objective == pytest.approx(opt, rel=1e-6), method
+
+
 def test_linear_backends_refuse_with_reason():
     f, _, _ = _instance(0)
     assert set(available_methods(f)) >= {"exhaustive", "smc", "greedy", "random"}

@@ -391,3 +391,26 @@ def test_stacked_upward_cross_fitting():
     assert up.weights_.sum() == pytest.approx(1.0) and up.oof_mae_.shape == (3,)
     p = up.predict(tgt[:, sel])
     assert p.shape == (15,) and np.all(np.isfinite(p))
+
+
+# ------------------------------------------------------------ magnitudes (issue 31)
+@pytest.mark.parametrize("name", SINGLE)
+def test_scores_beyond_the_float_range_of_their_squares_are_refused_by_name(name):
+    """Scores near 1e300 gave numpy overflow warnings and NaN estimates (or an argmax error); near 1e-300, estimates
+    that had lost the scores."""
+    rng = np.random.default_rng(0)
+    Y = rng.random((12, 30))
+    sel = np.arange(0, 30, 3)
+    big = r"stays below 1e\+75 in squares and products of scores, got values up to 9.\d+e\+299"
+    tiny = r"expected scores whose largest magnitude is 0 or at least 1e-75, got values up to 9.\d+e-301"
+    with pytest.raises(InvalidInputError, match=rf"^Y_source: expected values whose magnitude {big}"):
+        get_estimator(name).fit(Y[:8] * 1e300, sel)
+    with pytest.raises(InvalidInputError, match=rf"^Y_source: {tiny}"):
+        get_estimator(name).fit(Y[:8] * 1e-300, sel)
+    est = get_estimator(name).fit(Y[:8], sel)
+    with pytest.raises(InvalidInputError, match=rf"^Y_target: expected values whose magnitude {big}"):
+        est.predict(Y[8:, sel] * 1e300)
+    assert np.isfinite(est.predict(Y[8:, sel])).all()
+    if name not in ("irt", "stacked"):  # IRT takes scores in [0, 1] only
+        with np.errstate(all="raise"):
+            assert np.isfinite(get_estimator(name).fit(Y[:8] * 1e70, sel).predict(Y[8:, sel] * 1e70)).all()

@@ -18,6 +18,7 @@ from benchsel.heuristics.holocosm import swap_search
 from benchsel.instances.responses import Responses, make_multimetric, paper_split
 from benchsel.solvers import solve
 from benchsel.solvers.backends.highs import solve_model_highs
+from benchsel.solvers.conformance import brute_force
 
 
 # --------------------------------------------------------------------------- literal reference (SPEC F1)
@@ -436,3 +437,38 @@ def test_swap_property_feasible_and_consistent(inst, seed, constrained):
         assert f.is_feasible(f.bank[out.start]) and rm <= start_rm * (1 + 1e-12) + 1e-15
     else:
         assert rm <= f.bank_R_mean.min() + 1e-12
+
+
+# --------------------------------------------------------------------------- numeric edges (issue 31)
+def test_responses_near_1e_minus_200_solve_like_the_same_responses_at_unit_scale():
+    """term_floors raised OverflowError (a grid step of 0: tiny responses rounded to the fraction 0)."""
+    rng = np.random.default_rng(0)
+    for X in (rng.random((4, 9, 2)), rng.integers(0, 4, size=(4, 9, 2)).astype(float)):
+        unit = RankingRiskReconstruction(X, budget=3, seed=0)
+        tiny = RankingRiskReconstruction(X * 1e-200, budget=3, seed=0)
+        floors = tiny.term_floors()
+        assert np.isfinite(floors).all() and (floors == 0).all()
+        opt = brute_force(unit)[0]
+        assert brute_force(tiny)[0] == pytest.approx(opt, rel=1e-9)
+        res = solve(tiny, "highs", time_limit=60)
+        assert res.termination == "optimal" and res.objective == pytest.approx(opt, rel=1e-6)
+
+
+def test_model_means_equal_up_to_rounding_are_ties_whatever_the_unit_of_x():
+    """Means equal in exact arithmetic but not in floating point (here: x 0.1) were a 'pair' with a margin of
+    1e-17 and a weight of 1e16, and a pool's mean-risk scale of 1e-17: the problem changed with the unit of X."""
+    X = np.random.default_rng(0).integers(0, 4, size=(4, 9, 2)).astype(float)
+    X[1] = X[0][::-1]  # model 1: model 0's responses in reverse order, the same means
+    unit = RankingRiskReconstruction(X, budget=3, seed=0)
+    sels = [np.sort(np.random.default_rng(s).choice(9, 3, replace=False)) for s in range(20)]
+    for scale in (0.1, 1e-9, 1e6):
+        f = RankingRiskReconstruction(X * scale, budget=3, seed=0)
+        if scale == 0.1:
+            assert (f.mu[0] != f.mu[1]).any()  # the rounding this test is about
+        assert f.terms.pair_a.tolist() == unit.terms.pair_a.tolist()
+        assert f.terms.pair_b.tolist() == unit.terms.pair_b.tolist()
+        np.testing.assert_allclose(f.terms.pair_w * scale, unit.terms.pair_w, rtol=1e-9)
+        np.testing.assert_allclose(f.terms.mean_w * scale, unit.terms.mean_w, rtol=1e-9)
+        assert f.eps == pytest.approx(unit.eps, rel=1e-9)
+        for S in sels:
+            assert f.risks(S) == pytest.approx(unit.risks(S), rel=1e-9, abs=1e-12)

@@ -388,6 +388,53 @@ def test_fasterpam_respects_weights_and_candidates():
         solve(g, "fasterpam", backend="kmedoids")
 
 
+# ----------------------------------------------------- non-zero diagonal (issue 31)
+def _positive_diagonal(seed: int) -> KMedoids:
+    """A small instance with a positive diagonal on which the kmedoids package's FasterPAM, started from
+    BUILD, returns a repeated medoid (seeds 17, 51, 55, 64)."""
+    rng = np.random.default_rng(seed)
+    N = int(rng.integers(5, 10))
+    k = int(rng.integers(2, N - 1))
+    D = rng.random((N, N))
+    np.fill_diagonal(D, rng.random(N) * float(rng.choice([0.5, 1, 5, 100])))
+    return KMedoids(D, k)
+
+
+def test_positive_diagonal_semantics_follow_the_spec():
+    """``sum_i min_{j in S} D[i, j]``: a medoid serves itself at ``D[j, j]`` unless another medoid is closer."""
+    D = np.array([[5.0, 1, 9], [1, 5, 9], [9, 9, 0]])
+    f = KMedoids(D, 2)
+    assert f.evaluate([0, 1]) == 1 + 1 + 9  # medoids 0 and 1 serve each other
+    assert f.evaluate([0, 2]) == 5 + 1 + 0  # medoid 0 serves itself at D[0, 0] = 5
+    assert f.check([0, 2]).feasible and brute_force(f)[0] == 6
+
+
+@pytest.mark.parametrize("seed", [17, 51, 55, 64])
+def test_fasterpam_on_a_positive_diagonal_returns_distinct_medoids(seed):
+    f = _positive_diagonal(seed)
+    opt = brute_force(f)[0]
+    for init in ("build", "random", "kmedoids++"):
+        res = solve(f, "fasterpam", seed=0, init=init)
+        assert res.feasible and np.unique(res.selection).size == f.k, init
+        assert res.extra["implementation"] == "numpy"  # the package assumes D[j, j] = 0
+        assert res.objective == pytest.approx(f.evaluate(res.selection)) and res.objective >= opt - 1e-12
+    with pytest.raises(InvalidInputError, match=r"^backend: the kmedoids package assumes a zero diagonal .* got D "
+                                                r"with \d+ non-zero diagonal entries; use 'numpy'"):
+        solve(f, "fasterpam", backend="kmedoids")
+
+
+@pytest.mark.parametrize("method", ["highs", "scip", "pyomo", "cpsat"])
+def test_exact_backends_warm_start_on_a_positive_diagonal(method):
+    """The default warm start (FasterPAM) used to fail with 'selection: ... repeated' inside every backend."""
+    for seed in (17, 51):
+        f = _positive_diagonal(seed)
+        if method not in available_methods(f):
+            pytest.skip(f"{method} is not installed")
+        res = solve(f, method, time_limit=60)
+        assert res.extra["warm_start_source"] == "fasterpam"
+        assert res.termination == "optimal" and res.objective == pytest.approx(brute_force(f)[0])
+
+
 # ------------------------------------------------------------------ OR-Library
 def test_pmed_reader_later_duplicate_edge_wins(tmp_path):
     p = tmp_path / "tiny.txt"

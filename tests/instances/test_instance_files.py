@@ -1,6 +1,8 @@
 """Instance files (.npz round trip, OR-Library .txt, benchsel .mps) and solving an MPS export with HiGHS."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -8,9 +10,11 @@ from hypothesis import strategies as st
 from support.data import needs_data
 
 from benchsel.benchmarks._data import default_data_dir
+from benchsel.benchmarks.cli import main
 from benchsel.formulations import formulation_classes
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.kmedoids import KMedoids
+from benchsel.instances import files
 from benchsel.instances.files import MpsInstance, fingerprint, load_instance, save_instance
 from benchsel.instances.synthetic import make_kmedoids
 from benchsel.solvers import solve
@@ -95,6 +99,50 @@ def test_mps_export_solved_by_highs_reading_the_file(tmp_path):
     # without the instance beside it the MPS still loads (no re-check possible)
     (tmp_path / "k.npz").unlink()
     assert load_instance(mps).formulation is None
+
+
+def test_mps_check_finds_sections_anywhere_streaming_the_file(tmp_path, monkeypatch):
+    """A 2.7 MB export was refused ('no COLUMNS section in its first 65536 bytes'): its ROWS take megabytes."""
+    f = make_kmedoids(12, 3, seed=0)
+    mps, _ = f.to_mps(tmp_path / "k.mps")
+    text = mps.read_text()
+    monkeypatch.setattr(files, "_MPS_CHUNK", 7)  # headers split across chunks, COLUMNS many chunks in
+    assert isinstance(load_instance(mps), MpsInstance)
+    padded = tmp_path / "padded.mps"  # COLUMNS 200 kB in (comment lines), read in 7-byte chunks
+    padded.write_text(text.replace("ROWS\n", "ROWS\n" + "* padding\n" * 20_000, 1))
+    mps.with_name("k.mps.json").rename(tmp_path / "padded.mps.json")
+    assert isinstance(load_instance(padded), MpsInstance)
+    monkeypatch.undo()
+    no_columns = tmp_path / "nocol.mps"
+    no_columns.write_text(text.replace("COLUMNS\n", "", 1))
+    with pytest.raises(InvalidInputError, match=rf"^path: .* is not an MPS file: no COLUMNS section in its "
+                                                rf"{len(text) - len('COLUMNS') - 1} bytes"):
+        load_instance(no_columns)
+    binary = tmp_path / "bin.mps"
+    binary.write_bytes(text.encode()[:100] + bytes([200, 201]) + text.encode()[100:])
+    with pytest.raises(InvalidInputError, match=r"^path: .* is not an MPS file \(it is not plain text\)"):
+        load_instance(binary)
+
+
+@pytest.mark.slow
+def test_readme_kmedoids_mps_example_reads_back_and_solves_to_the_same_optimum(tmp_path, monkeypatch, capsys):
+    """The README's 'Solve a formulation, compare methods, export MPS' example, then load_instance and
+    ``benchsel solve`` on its MPS (about 2.7 MB: refused before its COLUMNS section was looked for past 64 KiB)."""
+    monkeypatch.chdir(tmp_path)
+    X = np.random.default_rng(0).normal(size=(150, 5))
+    f = KMedoids.from_features(X, k=6, metric="euclidean")
+    exact = solve(f, "highs", time_limit=60)
+    f.to_mps("kmedoids.mps")
+    assert (tmp_path / "kmedoids.mps").stat().st_size > 1 << 20 and (tmp_path / "kmedoids.mps.json").is_file()
+    inst = load_instance("kmedoids.mps")
+    assert isinstance(inst, MpsInstance) and inst.formulation is None
+    capsys.readouterr()
+    assert main(["solve", "kmedoids.mps", "--method", "highs", "--time-limit", "600", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert exact.termination == "optimal" and row["termination"] == "optimal"
+    assert row["objective"] == pytest.approx(exact.objective, rel=1e-9)
+    sel = [int(i) for i in row["selection"].split()]
+    assert f.is_feasible(sel) and f.evaluate(sel) == pytest.approx(exact.objective, rel=1e-9)
 
 
 @needs_data("orlib", "pmed", "pmed1.txt")

@@ -112,3 +112,13 @@ def test_benchsel_run_fidelity(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "fidelity_glue_sst2.png").is_file()
     rc = main(["run", "fidelity", "--instances", "nope*", "--out", str(tmp_path)])
     assert rc == 2 and "no dataset matches" in capsys.readouterr().err
+
+
+def test_compress_refuses_scores_beyond_the_float_range_of_their_squares():
+    """compress on scores near 1e300: a numpy argmax error or NaN estimates; now a named error."""
+    Y = np.random.default_rng(0).random((10, 30))
+    for scale, match in ((1e300, r"^Y: expected values whose magnitude stays below 1e\+75"),
+                         (1e-300, r"^Y: expected scores whose largest magnitude is 0 or at least 1e-75")):
+        for selection in ("kmedoids", "random"):
+            with pytest.raises(InvalidInputError, match=match):
+                benchsel.compress(Y * scale, 5, selection=selection, estimator="ridge", time_limit=10)

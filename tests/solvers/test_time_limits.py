@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchsel.benchmarks.cli import EXIT_BAD_INPUT, main
 from benchsel.formulations import (
     BatchInformationGain,
     KMedoids,
@@ -14,9 +15,11 @@ from benchsel.formulations import (
     RankingRiskReconstruction,
     formulation_classes,
 )
+from benchsel.instances import make_kmedoids
 from benchsel.instances.responses import make_multimetric
 from benchsel.instances.scores import mallows_profile
-from benchsel.solvers import available_methods, solve
+from benchsel.solvers import InvalidInputError, available_methods, solve
+from benchsel.solvers.backends.mps import solve_mps
 from benchsel.solvers.conformance import check_time_limit
 
 TIME_LIMIT = 1.0
@@ -77,3 +80,19 @@ def test_positional_warm_starts_are_feasible():
         assert f.is_feasible(ws) and ws.size <= f.n_metrics
     fx = PositionalProportionality.from_scores(mallows_profile(20, 8, seed=1), size=5)
     assert fx.initial_selection().size == 5 and fx.is_feasible(fx.initial_selection())
+
+
+# ------------------------------------------------------- a huge time limit (issue 31)
+def test_a_time_limit_beyond_the_maximum_is_refused_by_name_and_the_maximum_works(tmp_path):
+    """time_limit=1e10 raised OverflowError from threading; it is refused by name, 1e7 s (the maximum) runs."""
+    f = make_kmedoids(15, 3, seed=0)
+    msg = r"^time_limit: expected at most 1e\+07 seconds \(about 116 days; None for no limit\), got 1e\+10"
+    for method in [*available_methods(f, kind="exact"), "fasterpam"]:
+        with pytest.raises(InvalidInputError, match=msg):
+            solve(f, method, time_limit=1e10)
+        res = solve(f, method, time_limit=1e7)
+        assert res.feasible, method
+    mps, _ = f.to_mps(tmp_path / "k.mps")
+    with pytest.raises(InvalidInputError, match=msg):
+        solve_mps(mps, time_limit=1e10)
+    assert main(["solve", str(mps), "--method", "highs", "--time-limit", "1e10"]) == EXIT_BAD_INPUT
