@@ -17,7 +17,7 @@ selected items as ``items.csv`` and, when the items are ``task/doc_id``
 labels of lm-eval logs, ``samples.json`` for ``lm_eval --samples
 DIR/samples.json``. ``estimate`` reads the new models' scores (by default
 the way ``compress`` read its scores) and prints each model's estimated
-full-benchmark score, with a 95 % interval when the estimator gives one.
+full-benchmark score with a 90 % interval (``--alpha``) and which estimate it got.
 """
 from __future__ import annotations
 
@@ -78,10 +78,11 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
 
     e = sub.add_parser("estimate", parents=[common], help="estimate new models' full scores from a saved compression",
                        description="Read the new models' scores on the saved items and print each model's "
-                                   "estimated full-benchmark score (and a 95% interval when the estimator has one).")
+                                   "estimated full-benchmark score, a 1 - alpha interval and which estimate it got.")
     e.add_argument("dir", type=Path, metavar="DIR", help="a folder written by benchsel compress")
     e.add_argument("new_scores", type=Path, metavar="NEW_SCORES", help="the new models' scores on those items")
     e.add_argument("--json", action="store_true", help="print one JSON object per model instead of a table")
+    e.add_argument("--alpha", type=float, default=0.1, help="miscoverage of the intervals (0.1: 90 %%)")
     _reader_options(e, defaults_from_saved=True)
 
 
@@ -168,19 +169,19 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     c = load_compressed(args.dir)
     reader = dict(getattr(c.source, "reader", {}) or {})
     df = _read(args.new_scores, args, reader, tasks=None)
-    table = estimate_table(c, df)
+    table = estimate_table(c, df, alpha=args.alpha)
     if args.json:
         for model, row in table.iterrows():
             iv = [row["low"], row["high"]] if math.isfinite(row["low"]) else None
             print(json.dumps({"model": str(model), "estimate": float(row["estimate"]), "interval": iv,
-                              "interval_note": row["interval"]}))
+                              "interval_note": row["interval"], "method": str(row["method"])}))
         return 0
-    header = ["model", "estimate", "low", "high", "interval"]
-    body = [[str(m), _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"]), str(r["interval"])]
+    header = ["model", "estimate", "low", "high", "interval", "method"]
+    body = [[str(m), _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"]), str(r["interval"]), str(r["method"])]
             for m, r in table.iterrows()]
     w = [max(len(x) for x in col) for col in zip(header, *body)]
     for row in [header, *body]:
-        cells = [row[0].ljust(w[0])] + [x.rjust(w[i]) for i, x in enumerate(row[1:4], 1)] + [row[4]]
+        cells = [row[0].ljust(w[0])] + [x.rjust(w[i]) for i, x in enumerate(row[1:4], 1)] + row[4:]
         print("  ".join(cells).rstrip())
     return 0
 

@@ -78,7 +78,20 @@ DATASETS = {
     "openllm_v2_musr": "benchmark_prediction/openllm_v2_musr.npz",
     "glue_sst2": "benchmark_prediction/glue_sst2.npz",
 }
-PROTOCOLS = ("interpolation", "extrapolation")
+#: The nine matrices not used for tuning (the benchmark-prediction paper's others), for ``--paper``.
+PAPER_DATASETS = {n: f"benchmark_prediction/{n}.npz" for n in (
+    "glue_mrpc", "glue_rte", "helm_lite_commonsense", "helm_lite_gsm", "helm_lite_legalbench", "helm_lite_math",
+    "helm_lite_med_qa", "openllm_v2_ifeval", "openllm_v2_math")}
+ALL_DATASETS = {**DATASETS, **PAPER_DATASETS}
+#: The paper's extrapolation split: the weakest SOURCE share of the models are sources, the strongest
+#: TARGET share targets (the middle 20 % unused).
+PAPER_SOURCE_SHARE, PAPER_TARGET_SHARE = 0.5, 0.3
+#: Pipelines of ``--paper``: the default, its parts, and the methods a user would otherwise pick.
+PAPER_PIPELINES = ("stratified+auto", "stratified+model-assisted", "kmedoids+stacked", "random+mean",
+                   "random+ridge", "kmedoids+cluster-weighted", "irt-anchor+irt")
+#: Miscoverage of the intervals the benchmark checks (90 % intervals).
+INTERVAL_ALPHA = 0.1
+PROTOCOLS = ("interpolation", "extrapolation", "paper-extrapolation")
 KS = (10, 25, 50, 100)
 DEFAULT_ESTIMATORS = ("mean", "cluster-weighted", "ridge", "ridge:target=unseen", "repcore-ridge", "bayes-aipw",
                       "source-assisted", "irt:variant=p-irt", "irt", "stacked", "stacked:cv=upward")
@@ -111,7 +124,8 @@ def split_models(Y: np.ndarray, protocol: str, split: int, share: float = TARGET
     """(sources, targets) model indices, each sorted.
 
     ``interpolation``: a random ``share`` of the models (seeded by ``split``);
-    ``extrapolation``: the ``share`` best by full score (ties by index).
+    ``extrapolation``: the ``share`` best by full score (ties by index);
+    ``paper-extrapolation``: the weakest 50 % are sources, the strongest 30 % targets.
     """
     M = Y.shape[0]
     n_t = max(1, round(share * M))
@@ -120,8 +134,12 @@ def split_models(Y: np.ndarray, protocol: str, split: int, share: float = TARGET
         tgt = perm[:n_t]
     elif protocol == "extrapolation":
         tgt = np.argsort(-Y.mean(axis=1), kind="stable")[:n_t]
+    elif protocol == "paper-extrapolation":
+        order = np.argsort(Y.mean(axis=1), kind="stable")  # weakest first, ties by index
+        src = np.sort(order[:math.floor(PAPER_SOURCE_SHARE * M)])
+        return src, np.sort(order[M - max(1, round(PAPER_TARGET_SHARE * M)):])
     else:
-        raise InvalidInputError(f"protocols: expected 'interpolation' or 'extrapolation', got {protocol!r}")
+        raise InvalidInputError(f"protocols: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     src = np.setdiff1d(np.arange(M), tgt)
     return src, np.sort(tgt)
 
@@ -141,9 +159,9 @@ def rank_correlations(est: np.ndarray, truth: np.ndarray) -> tuple[float, float]
 def load_dataset(data_dir: Path, name: str) -> np.ndarray:
     """The binary matrix (models x items) of ``name``; all-zero models dropped (as the source paper's loader)."""
 
-    if name not in DATASETS:
-        raise InvalidInputError(f"datasets: unknown dataset {name!r}; datasets: {', '.join(DATASETS)}")
-    p = Path(data_dir) / "responses" / DATASETS[name]
+    if name not in ALL_DATASETS:
+        raise InvalidInputError(f"datasets: unknown dataset {name!r}; datasets: {', '.join(ALL_DATASETS)}")
+    p = Path(data_dir) / "responses" / ALL_DATASETS[name]
     if not p.is_file():
         raise InvalidInputError(f"data-dir: {str(p)!r} is missing (dataset {name!r})")
     Y = np.asarray(load_responses(p).matrix(0), dtype=float)
@@ -166,17 +184,21 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for k in unit["ks"]:
         for sel_name in unit["selections"]:
+            pairs = unit.get("pipelines")
             todo = [e for e in unit["estimators"]
-                    if row_key(unit["dataset"], unit["protocol"], split, k, sel_name, e) not in done]
+                    if row_key(unit["dataset"], unit["protocol"], split, k, sel_name, e) not in done
+                    and (pairs is None or f"{sel_name}+{_label(e)}" in pairs)]
             if not todo:
                 continue
             t0 = time.perf_counter()
             err = None
+            weights: np.ndarray | None = None
+            items: np.ndarray | None = None
             try:
-                items, sel_info = _select(Ys, k, sel_name, split, unit["time_limit"])
+                items, sel_info, weights = _select(Ys, k, sel_name, split, unit["time_limit"])
             except BenchselError as e:
                 err = f"{type(e).__name__}: {e}"
-                items = None
+                items = weights = None
                 sel_info = {"selection_seconds": time.perf_counter() - t0, "termination": "error"}
             for e_spec in todo:
                 name, opts = parse_spec(e_spec)
@@ -189,19 +211,28 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
                     row.update({"error": err, "mae": None})
                     rows.append(row)
                     continue
-                opts.setdefault("seed", split) if name in ("irt", "stacked") else None
+                opts.setdefault("seed", split) if name in ("irt", "stacked", "auto") else None
                 t1 = time.perf_counter()
                 try:
-                    est = get_estimator(name, **opts).fit(Ys, items)
+                    est = get_estimator(name, **opts)
+                    if weights is not None and "weights" in est.get_params() and "weights" not in opts:
+                        est.set_params(weights=weights)  # the sampling design's weights, as compress passes them
+                    est.fit(Ys, items)
                     pred = est.predict(Yt[:, items])
+                    seconds = time.perf_counter() - t1
+                    lo, hi = est.predict_interval(Yt[:, items], alpha=INTERVAL_ALPHA)
                 except BenchselError as ex:
                     row.update({"error": f"{type(ex).__name__}: {ex}", "mae": None})
                     rows.append(row)
                     continue
                 sp, kt = rank_correlations(pred, truth)
-                row.update({"estimation_seconds": time.perf_counter() - t1,
+                row.update({"estimation_seconds": seconds,
                             "mae": float(100 * np.abs(pred - truth).mean()),
-                            "bias": float(100 * (pred - truth).mean()), "spearman": sp, "kendall": kt})
+                            "bias": float(100 * (pred - truth).mean()), "spearman": sp, "kendall": kt,
+                            "coverage": float(np.mean((lo <= truth + 1e-12) & (truth <= hi + 1e-12))),
+                            "width": float(100 * np.mean(hi - lo))})
+                if hasattr(est, "route"):
+                    row["share_model_assisted"] = float(np.mean(est.route(Yt[:, items]) == "model-assisted"))
                 rows.append(row)
     return rows
 
@@ -209,7 +240,8 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
 _EXACT_CACHE: dict[tuple, tuple[np.ndarray, dict[str, Any]]] = {}
 
 
-def _select(Ys: np.ndarray, k: int, name: str, split: int, time_limit: float) -> tuple[np.ndarray, dict[str, Any]]:
+def _select(Ys: np.ndarray, k: int, name: str, split: int, time_limit: float
+            ) -> tuple[np.ndarray, dict[str, Any], np.ndarray | None]:
     """Items chosen by selection ``name`` and facts about the solve.
 
     A proven optimum of an exact method is reused for the same sources and
@@ -217,18 +249,19 @@ def _select(Ys: np.ndarray, k: int, name: str, split: int, time_limit: float) ->
     stored seconds are those of the solve that proved it.
     """
 
-    exact = get_method(get_selection(name).method).kind == "exact"
+    sel = get_selection(name)
+    exact = sel.draw is None and get_method(sel.method).kind == "exact"
     key = (hashlib.sha1(np.ascontiguousarray(Ys).tobytes()).hexdigest(), Ys.shape, int(k), name, float(time_limit))
     if exact and key in _EXACT_CACHE:
         items, info = _EXACT_CACHE[key]
-        return items, {**info, "reused": True}
+        return items, {**info, "reused": True}, None
     t0 = time.perf_counter()
     sr = select_items(Ys, k, name, seed=split, time_limit=time_limit)
     info = {"selection_seconds": time.perf_counter() - t0, "termination": str(sr.result.termination),
             "gap": sr.result.gap, "objective": sr.result.objective}
     if exact and info["termination"] == "optimal":
         _EXACT_CACHE[key] = (sr.items, info)
-    return sr.items, info
+    return sr.items, info, sr.weights
 
 
 def row_key(dataset: str, protocol: str, split: int, k: int, selection: str, estimator: str) -> str:
@@ -266,8 +299,21 @@ def _clean(v: Any) -> Any:
 def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS), protocols: Sequence[str] = PROTOCOLS,
         ks: Sequence[int] = KS, splits: int = 10, selections: Sequence[str] | None = None,
         estimators: Sequence[str] = DEFAULT_ESTIMATORS, time_limit: float = TIME_LIMIT, jobs: int = 1,
-        progress: bool = True) -> list[dict[str, Any]]:
-    """Run the missing rows of the grid (resumable); returns every stored row of the grid."""
+        progress: bool = True, pipelines: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Run the missing rows of the grid (resumable); returns every stored row of the grid.
+
+    ``pipelines`` (``"selection+estimator"`` labels) restricts the grid to those pairs; selections and
+    estimators then default to theirs.
+    """
+    if pipelines:
+        pipelines = list(pipelines)
+        for pl in pipelines:
+            if "+" not in pl:
+                raise InvalidInputError(f"pipelines: expected 'selection+estimator', got {pl!r}")
+        if not selections:
+            selections = list(dict.fromkeys(pl.split("+", 1)[0] for pl in pipelines))
+        if tuple(estimators) == DEFAULT_ESTIMATORS:
+            estimators = list(dict.fromkeys(pl.split("+", 1)[1] for pl in pipelines))
 
     sels = list(selections) if selections else selection_names()
     for s in sels:
@@ -286,12 +332,14 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
         load_dataset(data_dir, ds)  # missing files: an error before anything runs
         for proto in protocols:
             for sp in range(splits):
-                keys = {row_key(ds, proto, sp, k, s, e) for k in ks for s in sels for e in estimators}
+                keys = {row_key(ds, proto, sp, k, s, e) for k in ks for s in sels for e in estimators
+                        if pipelines is None or f"{s}+{_label(e)}" in pipelines}
                 if keys <= done:
                     continue
                 units.append({"data_dir": str(data_dir), "dataset": ds, "protocol": proto, "split": sp,
                               "ks": list(ks), "selections": sels, "estimators": list(estimators),
-                              "time_limit": float(time_limit), "done": done & keys})
+                              "time_limit": float(time_limit), "done": done & keys,
+                              "pipelines": None if pipelines is None else set(pipelines)})
     total = len(units)
     if progress:
         print(f"benchsel fidelity: {total} units of (dataset, protocol, split) to run, results in {out / JSONL}",
@@ -314,7 +362,7 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
                 for i, fut in enumerate(as_completed(futs), 1):
                     store(fut.result(), i, futs[fut])
     want = {row_key(ds, p, sp, k, s, e) for ds in datasets for p in protocols for sp in range(splits) for k in ks
-            for s in sels for e in estimators}
+            for s in sels for e in estimators if pipelines is None or f"{s}+{_label(e)}" in pipelines}
     return [r for r in read_rows(out) if _rkey(r) in want]
 
 
@@ -346,6 +394,8 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out.append({"dataset": ds, "protocol": p, "k": k, "pipeline": pipe, "selection": rs[0]["selection"],
                     "estimator": rs[0]["estimator"], "splits": n, "mae": float(mae.mean()), "mae_ci": half,
                     "spearman": mean_of("spearman"), "kendall": mean_of("kendall"),
+                    "coverage": mean_of("coverage"), "width": mean_of("width"),
+                    "mae_sd": float(mae.std(ddof=1)) if n > 1 else math.nan,
                     "selection_seconds": mean_of("selection_seconds"),
                     "estimation_seconds": mean_of("estimation_seconds"),
                     "optimal": sum(r.get("termination") == "optimal" for r in rs)})
@@ -569,9 +619,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="estimators, options as name:key=value,...")
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per selection solve")
     ap.add_argument("--jobs", type=int, default=1, help="(dataset, protocol, split) units run in parallel")
+    ap.add_argument("--pipelines", nargs="+", default=None,
+                    help="only these selection+estimator pairs (e.g. stratified+auto random+mean)")
+    ap.add_argument("--paper", action="store_true",
+                    help="the acceptance grid: the nine other matrices, interpolation and paper-extrapolation, "
+                         "the default against the peers (PAPER_PIPELINES), 5 splits unless --splits is given")
     ap.add_argument("--report-only", action="store_true", help="re-render tables and plots from stored rows")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
+    if args.paper:
+        if args.datasets == list(DATASETS):
+            args.datasets = list(PAPER_DATASETS)
+        if args.protocols == list(PROTOCOLS):
+            args.protocols = ["interpolation", "paper-extrapolation"]
+        if args.pipelines is None:
+            args.pipelines = list(PAPER_PIPELINES)
+        if "--splits" not in (argv if argv is not None else sys.argv):
+            args.splits = 5
     data_dir = args.data_dir or default_data_dir()
     try:
         if args.report_only:
@@ -583,7 +647,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise InvalidInputError("data-dir: no data directory found; pass --data-dir or set BENCHSEL_DATA")
             rows = run(args.out, data_dir, datasets=args.datasets, protocols=args.protocols, ks=args.ks,
                        splits=args.splits, selections=args.selections, estimators=args.estimators,
-                       time_limit=args.time_limit, jobs=args.jobs)
+                       time_limit=args.time_limit, jobs=args.jobs, pipelines=args.pipelines)
         text, written = report(rows, args.out, plots=not args.no_plots)
     except BenchselError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -37,6 +37,7 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
 from benchsel.formulations.core.validation import check_int, describe
 from benchsel.formulations.estimation import check_scores, get_estimator
+from benchsel.formulations.estimation.design import difficulty_features, difficulty_score, stratified_sample
 from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.kmedoids import KMedoids
 from benchsel.solvers.api import solve
@@ -58,6 +59,7 @@ from .saved import (
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
+    "DEFAULT_SELECTION",
     "Compressed",
     "Selection",
     "SelectionResult",
@@ -72,7 +74,9 @@ __all__ = [
 ]
 
 #: The estimator :func:`compress` fits unless told otherwise (see docs/estimators.md for the measurements).
-DEFAULT_ESTIMATOR = "stacked"
+DEFAULT_ESTIMATOR = "auto"
+#: The selection :func:`compress` uses unless told otherwise.
+DEFAULT_SELECTION = "stratified"
 
 
 # ------------------------------------------------------------------ builders
@@ -109,6 +113,30 @@ def irt_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0, dim: int = 1) -> A
     return KMedoids.from_features(model.item_embedding(), k, metric="euclidean")
 
 
+def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The ``"stratified"`` design: items sorted by difficulty for strong models, ``k`` equal-count strata,
+    one item drawn uniformly from each (:func:`benchsel.formulations.estimation.design.stratified_sample`).
+
+    Parameters
+    ----------
+    Y_source : ndarray, shape (S, N)
+    k : int
+    seed : int
+
+    Returns
+    -------
+    items : ndarray of int64, shape (k,)
+    weights : ndarray, shape (k,)
+        Each stratum's share of the items.
+    """
+    Y = np.asarray(Y_source, dtype=float)
+    return stratified_sample(difficulty_score(difficulty_features(Y)), k, seed)
+
+
+def _no_build(Y_source: np.ndarray, k: int, seed: int = 0) -> Any:
+    raise InvalidInputError("selection: this selection is a sampling design; it has no formulation to build")
+
+
 # ------------------------------------------------------------------ registry
 @dataclass(frozen=True)
 class Selection:
@@ -124,6 +152,10 @@ class Selection:
     options : mapping
         Method options.
     description : str
+    draw : callable, optional
+        A sampling design instead of an optimisation: ``draw(Y_source, k, seed) -> (items, weights)``,
+        each shape (k,), the weights being the shares of the items each drawn item stands for (sum 1).
+        ``build`` and ``method`` are then unused.
     """
 
     name: str
@@ -131,24 +163,31 @@ class Selection:
     method: str
     options: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
+    draw: Callable[..., Any] | None = None
 
 
 _SELECTIONS: dict[str, Selection] = {}
 
 
-def register_selection(name: str, build: Callable[..., Any], method: str, *, options: Mapping[str, Any] | None = None,
-                       description: str = "") -> Selection:
-    """Register a selection: ``build(Y_source, k, seed) -> Formulation`` solved by ``method``.
+def register_selection(name: str, build: Callable[..., Any] | None, method: str, *,
+                       options: Mapping[str, Any] | None = None, description: str = "",
+                       draw: Callable[..., Any] | None = None) -> Selection:
+    """Register a selection: ``build(Y_source, k, seed) -> Formulation`` solved by ``method``, or a sampling
+    design ``draw(Y_source, k, seed) -> (items, weights)`` (then ``build`` may be None).
 
     The fidelity benchmark and :func:`compress` then accept ``name``.
     """
+    if draw is not None:
+        if not callable(draw):
+            raise InvalidInputError(f"draw: expected a callable draw(Y_source, k, seed), got {describe(draw)}")
+        build = build if build is not None else _no_build
     if not isinstance(name, str) or not name or ":" in name:
         raise InvalidInputError(f"name: expected a non-empty selection name without ':', got {name!r}")
     if not callable(build):
         raise InvalidInputError(f"build: expected a callable build(Y_source, k, seed), got {describe(build)}")
     if not isinstance(method, str):
         raise InvalidInputError(f"method: expected a registered method name, got {describe(method)}")
-    s = Selection(name, build, method, dict(options or {}), description)
+    s = Selection(name, build, method, dict(options or {}), description, draw)
     _SELECTIONS[name] = s
     return s
 
@@ -165,6 +204,9 @@ def get_selection(name: str) -> Selection:
     return _SELECTIONS[name]
 
 
+register_selection("stratified", None, "stratified-sample", draw=stratified_draw,
+                   description="one item drawn from each of k equal-count strata of the items sorted by their "
+                               "difficulty for the strongest sources (seeded); design weights for the estimators")
 register_selection("random", anchor_kmedoids, "random", description="k items drawn uniformly at random (seeded)")
 register_selection("kmedoids", anchor_kmedoids, "fasterpam",
                    description="AnchorPoints: k-medoids on 1 - Pearson of the items' source scores, FasterPAM")
@@ -221,12 +263,16 @@ class SelectionResult:
         The solver's result (objective, bound, gap, termination, seconds).
     seconds : float
         Wall seconds of building and solving.
+    weights : ndarray, shape (k,), optional
+        A sampling design's weights of ``items`` (the share of the items each stands for), in the order
+        of ``items``.
     """
 
     items: np.ndarray
     selection: str
     result: Any
     seconds: float
+    weights: np.ndarray | None = None
 
 
 def _log(verbose: bool, msg: str) -> None:
@@ -260,6 +306,19 @@ def select_items(Y_source: Any, k: int, selection: str = "kmedoids", *, seed: in
     k = check_int(k, "k", low=1)
     check_matrix(Y, k, "Y_source")
     t0 = time.perf_counter()
+    if s.draw is not None:
+        if options:
+            raise InvalidInputError(f"options: selection {selection!r} is a sampling design and takes no options, "
+                                    f"got {', '.join(sorted(options))}")
+        drawn, w = s.draw(Y, k, seed)
+        order = np.argsort(drawn, kind="stable")
+        items, weights = np.asarray(drawn, dtype=np.int64)[order], np.asarray(w, dtype=float)[order]
+        dt = time.perf_counter() - t0
+        res = Result(selection=items, objective=math.nan, bound=None, gap=None, feasible=True,
+                     termination=Termination.CONVERGED, method=s.method, seed=seed, build_seconds=0.0,
+                     solve_seconds=dt, formulation="sampling design")
+        _log(verbose, f"selection {selection!r}: {items.size} items drawn in {dt:.2f} s")
+        return SelectionResult(items, selection, res, dt, weights)
     _log(verbose, f"selection {selection!r}: building the problem from {_axes_doc(Y)}")
     f = s.build(Y, k, seed)
     _log(verbose, f"selection {selection!r}: solving with {s.method!r} (time limit {time_limit} s)")
@@ -310,27 +369,117 @@ class Compressed:
     def k(self) -> int:
         return int(self.items.size)
 
-    def subset(self, Y: Any) -> np.ndarray:
-        """The selected columns of a models x items matrix of the full benchmark, shape (models, k)."""
+    def subset(self, Y: Any) -> Any:
+        """The selected columns of a models x items matrix of the full benchmark, shape (models, k).
+
+        A DataFrame keeps its labels: when :func:`compress` was given a DataFrame, its columns are
+        taken by item label (a named error lists labels it lacks), otherwise by position.
+        """
+        frame = _is_frame(Y)
+        src_labels = None if self.source is None else self.source.item_labels
+        if frame and src_labels is not None and self.item_labels is not None:
+            missing = [lab for lab in self.item_labels.tolist() if lab not in set(Y.columns)]
+            if missing:
+                raise InvalidInputError(f"Y: expected columns for every selected item label, missing {len(missing)} "
+                                        f"of {self.k}: {_some(missing)}")
+            sub = Y.loc[:, list(self.item_labels)]
+            check_matrix(sub, None, "Y")
+            return sub
         A, _ = check_matrix(Y, None, "Y")
         if A.shape[1] != self.n_items:
             hint = " (it looks transposed: pass Y.T)" if A.shape[0] == self.n_items else ""
             raise InvalidInputError(f"Y: expected {self.n_items} items (columns), got {_axes_doc(A)}{hint}")
+        if frame:
+            return Y.iloc[:, self.items]
         return A[:, self.items]
 
-    def predict(self, Y_items: Any) -> np.ndarray:
+    def _aligned(self, Y_items: Any) -> tuple[Any, Any]:
+        """(scores in the order of :attr:`items`, the model index of a DataFrame or None)."""
+        if not _is_frame(Y_items):
+            return Y_items, None
+        if self.item_labels is None:  # compress saw no labels: by position
+            return Y_items.to_numpy(), Y_items.index
+        cols = list(Y_items.columns)
+        want = self.item_labels.tolist()
+        missing = [c for c in want if c not in set(cols)]
+        extra = [c for c in cols if c not in set(want)]
+        if missing or extra or len(cols) != len(want):
+            parts = []
+            if missing:
+                parts.append(f"missing {len(missing)} selected item label(s): {_some(missing)}")
+            if extra:
+                parts.append(f"{len(extra)} label(s) that are not selected items: {_some(extra)}")
+            if not parts:
+                parts.append("repeated labels")
+            raise InvalidInputError(
+                f"Y_items: expected one column per selected item, labelled as c.item_labels ({self.k} labels), got "
+                f"{'; '.join(parts)} (c.subset(Y_full) takes the selected columns of a full-benchmark frame)")
+        return Y_items.loc[:, want].to_numpy(), Y_items.index
+
+    def predict(self, Y_items: Any) -> Any:
         """Estimated full-benchmark mean score of each new model, shape (models,).
 
         Parameters
         ----------
-        Y_items : array_like, shape (models, k)
-            New models (rows) scored on the selected items (columns, in the
-            order of :attr:`items`).
+        Y_items : array_like or pandas.DataFrame, shape (models, k)
+            New models (rows) scored on the selected items (columns). An
+            array is read by position (columns in the order of :attr:`items`);
+            a DataFrame's columns are matched to :attr:`item_labels` by label.
+
+        Returns
+        -------
+        ndarray of shape (models,), or a pandas.Series indexed by the DataFrame's models
         """
-        return self.estimator.predict(Y_items)
+        A, index = self._aligned(Y_items)
+        est = self.estimator.predict(A)
+        return _series(est, index, "estimate")
+
+    def predict_interval(self, Y_items: Any, alpha: float = 0.1) -> tuple[Any, Any]:
+        """A ``1 - alpha`` interval for each new model's full-benchmark mean score.
+
+        Parameters
+        ----------
+        Y_items : array_like or pandas.DataFrame, shape (models, k)
+            As for :meth:`predict`.
+        alpha : float
+            Miscoverage, ``0 < alpha < 1``.
+
+        Returns
+        -------
+        low, high : ndarray of shape (models,) (Series for a DataFrame)
+        """
+        A, index = self._aligned(Y_items)
+        lo, hi = self.estimator.predict_interval(A, alpha=alpha)
+        return _series(lo, index, "low"), _series(hi, index, "high")
+
+    def route(self, Y_items: Any) -> Any:
+        """Which estimate each new model gets (``"stacked"`` or ``"model-assisted"`` for the default
+        estimator; the estimator's name for the others), shape (models,)."""
+        A, index = self._aligned(Y_items)
+        if hasattr(self.estimator, "route"):
+            r = self.estimator.route(A)
+        else:
+            r = np.full(np.asarray(self.estimator.predict(A)).shape[0], self.estimator.name, dtype=object)
+        return _series(np.asarray(r, dtype=object), index, "route")
 
 
-def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DEFAULT_ESTIMATOR, seed: int = 0,
+def _is_frame(Y: Any) -> bool:
+    return hasattr(Y, "columns") and hasattr(Y, "index") and hasattr(Y, "to_numpy")
+
+
+def _some(labels: list[Any], n: int = 5) -> str:
+    return ", ".join(map(repr, labels[:n])) + (" ..." if len(labels) > n else "")
+
+
+def _series(values: np.ndarray, index: Any, name: str) -> Any:
+    if index is None:
+        return values
+    import pandas as pd
+
+    return pd.Series(values, index=index, name=name)
+
+
+def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: str = DEFAULT_ESTIMATOR, seed: int = 0,
              time_limit: float | None = 60.0, verbose: bool = False,
              selection_options: Mapping[str, Any] | None = None,
              estimator_options: Mapping[str, Any] | None = None) -> Compressed:
@@ -345,10 +494,17 @@ def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DE
     k : int
         Items to keep, ``1 <= k < items``.
     selection : str
-        How to choose the items (:func:`selection_names`): ``"kmedoids"``
-        (default), ``"kmedoids-highs"``, ``"irt-anchor"``, ``"random"``.
+        How to choose the items (:func:`selection_names`): ``"stratified"``
+        (default: one item from each of ``k`` strata of difficulty, drawn with
+        ``seed``), ``"kmedoids"``, ``"kmedoids-highs"``, ``"irt-anchor"``,
+        ``"random"``.
     estimator : str
-        Estimator of the full score (:func:`benchsel.formulations.estimation.estimator_names`).
+        Estimator of the full score (:func:`benchsel.formulations.estimation.estimator_names`);
+        the default ``"auto"`` gives each new model the stacked estimate when
+        it lies inside the sources' range and the model-assisted one outside
+        (:meth:`Compressed.route` says which). A sampling design's weights go
+        to estimators with a ``weights`` option unless ``estimator_options``
+        sets them.
     seed : int
         Seeds the selection and the estimator (where they draw).
     time_limit : float, optional
@@ -371,6 +527,8 @@ def compress(Y: Any, k: int, *, selection: str = "kmedoids", estimator: str = DE
     est = get_estimator(estimator, **est_opts)  # unknown names and options refused before any work
     sel = select_items(A, k, selection, seed=seed, time_limit=time_limit, verbose=verbose,
                        **dict(selection_options or {}))
+    if sel.weights is not None and "weights" in est.get_params() and "weights" not in est_opts:
+        est.set_params(weights=sel.weights)
     t0 = time.perf_counter()
     _log(verbose, f"estimator {estimator!r}: fitting on {A.shape[0]} source models")
     est.fit(A, sel.items)

@@ -338,28 +338,24 @@ def align_scores(c: Any, scores: Any, name: str = "scores") -> tuple[np.ndarray,
     return X, models
 
 
-def estimate_table(c: Any, scores: Any) -> pd.DataFrame:
-    """Each new model's estimated full-benchmark score, with a 95 % interval when the estimator gives one.
+def estimate_table(c: Any, scores: Any, alpha: float = 0.1) -> pd.DataFrame:
+    """Each new model's estimated full-benchmark score, its ``1 - alpha`` interval and which estimate it got.
 
     Returns
     -------
     pandas.DataFrame
-        Index: model; columns ``estimate``, ``low``, ``high`` (NaN without an
-        interval) and ``interval`` (what the interval is, or why there is none).
+        Index: model; columns ``estimate``, ``low``, ``high``, ``interval`` (what the interval is) and
+        ``method`` (for the default estimator ``"stacked"`` inside the sources' range,
+        ``"model-assisted"`` outside it).
     """
     import pandas as pd
 
     X, models = align_scores(c, scores)
     est = c.estimator
     pred = np.asarray(est.predict(X), dtype=float)
-    lo = np.full(pred.shape, np.nan)
-    hi = np.full(pred.shape, np.nan)
-    fn = getattr(est, "predict_interval", None)
-    if callable(fn):
-        iv = np.asarray(fn(X), dtype=float)
-        lo, hi = iv[:, 0], iv[:, 1]
-        note = f"95% ({est.name})"
-    else:
-        note = f"none: estimator {est.name!r} gives no interval"
-    return pd.DataFrame({"estimate": pred, "low": lo, "high": hi, "interval": note},
+    lo, hi = est.predict_interval(X, alpha=alpha)
+    route = est.route(X) if hasattr(est, "route") else np.full(pred.shape, est.name, dtype=object)
+    note = f"{100 * (1 - alpha):g}% ({est.name})"
+    return pd.DataFrame({"estimate": pred, "low": np.asarray(lo, dtype=float), "high": np.asarray(hi, dtype=float),
+                         "interval": note, "method": np.asarray(route, dtype=object)},
                         index=pd.Index(models, name="model"))

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 _LAZY: dict[str, str] = {
     "Z975": "base",
     "Estimator": "base",
+    "Auto": "auto",
     "check_item_indices": "base",
+    "CONFORMAL_FOLDS": "base",
+    "check_alpha": "base",
+    "conformal_quantile": "base",
+    "ModelAssisted": "design",
+    "difficulty_features": "design",
+    "difficulty_score": "design",
+    "difficulty_shares": "design",
+    "stratified_sample": "design",
     "check_scores": "base",
     "estimator_names": "base",
     "get_estimator": "base",
@@ -70,11 +79,15 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 if TYPE_CHECKING:
+    from .auto import Auto
     from .base import (
+        CONFORMAL_FOLDS,
         Z975,
         Estimator,
+        check_alpha,
         check_item_indices,
         check_scores,
+        conformal_quantile,
         estimator_names,
         get_estimator,
         list_estimators,
@@ -120,6 +133,13 @@ if TYPE_CHECKING:
     from .bayes_posterior import (
         BatchData,
         SequentialPosterior,
+    )
+    from .design import (
+        ModelAssisted,
+        difficulty_features,
+        difficulty_score,
+        difficulty_shares,
+        stratified_sample,
     )
     from .irt import (
         IRTEstimator,

@@ -51,11 +51,14 @@ from benchsel.formulations.core.options import Option, check_options
 from benchsel.formulations.core.validation import MAX_MAGNITUDE, check_magnitude, check_selection, describe
 
 __all__ = [
+    "CONFORMAL_FOLDS",
     "SCORE_MAX",
     "Z975",
     "Estimator",
+    "check_alpha",
     "check_item_indices",
     "check_scores",
+    "conformal_quantile",
     "estimator_names",
     "get_estimator",
     "list_estimators",
@@ -64,6 +67,8 @@ __all__ = [
 ]
 
 Z975 = 1.959963984540054
+#: Folds of source models behind the default (split-conformal) intervals.
+CONFORMAL_FOLDS = 5
 #: Largest ``|score|`` an estimator takes (the square root of ``MAX_MAGNITUDE``): squares and products of
 #: scores (ridge Gram matrices, correlations, distances) stay finite.
 SCORE_MAX = math.sqrt(MAX_MAGNITUDE)
@@ -152,6 +157,32 @@ def check_item_indices(selection: Any, n_items: int, name: str = "selection") ->
     return arr.astype(np.int64)
 
 
+def check_alpha(alpha: Any) -> float:
+    """``alpha`` as a float in (0, 1), or a named error."""
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        a = math.nan
+    if isinstance(alpha, bool) or not 0.0 < a < 1.0:
+        raise InvalidInputError(f"alpha: expected a miscoverage level 0 < alpha < 1 (0.1 for 90 % intervals), got "
+                                f"{alpha!r}")
+    return a
+
+
+def conformal_quantile(residuals: np.ndarray, alpha: float) -> float:
+    """The ``ceil((n + 1)(1 - alpha))``-th smallest absolute residual (infinite when there are too few).
+
+    Parameters
+    ----------
+    residuals : ndarray, shape (n,)
+    alpha : float
+    """
+    r = np.sort(np.abs(np.asarray(residuals, dtype=float)))
+    n = r.size
+    j = math.ceil((n + 1) * (1 - alpha))
+    return float(r[j - 1]) if 1 <= j <= n else math.inf
+
+
 # ------------------------------------------------------------------ base class
 class Estimator:
     """Base class: ``fit(Y_source, selection) -> self``, ``predict(Y_target_on_selection) -> ndarray``.
@@ -183,22 +214,58 @@ class Estimator:
     min_sources: ClassVar[int] = 2
 
     def __init__(self, **params: Any) -> None:
+        self._check_names(params)
+        # the values exactly as given (defaults filled in): get_params returns these very objects, so
+        # sklearn.base.clone can rebuild the estimator and check it got the same parameters back
+        self._raw: dict[str, Any] = {o.name: params.get(o.name, o.default) for o in self.options}
+        self.params: dict[str, Any] = self._checked_params(self._raw)
+        self._fitted = False
+
+    def _check_names(self, params: Any) -> None:
         unknown = sorted(k for k in params if k not in {o.name for o in self.options})
         if unknown:
             raise InvalidInputError(
                 f"params: {', '.join(map(repr, unknown))} not understood by estimator {self.name!r}; its options: "
                 f"{', '.join(o.name for o in self.options) or '(none)'}"
             )
-        checked, _ = check_options(params, self.options, self.name)
-        self.params: dict[str, Any] = checked
-        self._fitted = False
+
+    def _checked_params(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """The declared options checked (:func:`check_options`), then :meth:`_check_params`' own checks."""
+        checked, _ = check_options(dict(raw), self.options, self.name)
+        return self._check_params(checked)
+
+    def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Checks and conversions beyond the declared options' (subclasses override); returns ``params``."""
+        return params
 
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self.params.items() if not isinstance(v, np.ndarray))
         return f"{type(self).__name__}({given})"
 
-    def get_params(self) -> dict[str, Any]:
-        return dict(self.params)
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Every option, as given to the constructor or :meth:`set_params` (scikit-learn's convention).
+
+        Parameters
+        ----------
+        deep : bool
+            Accepted for scikit-learn; estimators hold no nested estimators as parameters (member
+            estimators of ``"stacked"`` are given by name), so it changes nothing.
+        """
+        return dict(self._raw)
+
+    def set_params(self, **params: Any) -> Estimator:
+        """Change options (checked now and again in :meth:`fit`); the estimator becomes unfitted.
+
+        Returns
+        -------
+        self
+        """
+        self._check_names(params)
+        raw = {**self._raw, **params}
+        self.params = self._checked_params(raw)
+        self._raw = raw
+        self._fitted = False
+        return self
 
     @property
     def is_fitted(self) -> bool:
@@ -227,6 +294,7 @@ class Estimator:
         import time
 
         t0 = time.perf_counter()
+        self.params = self._checked_params(self._raw)  # parameters checked in fit too (set after construction)
         axes = ("source model", "item", "metric")
         if Y_source is None:
             if self.needs_sources:
@@ -257,6 +325,9 @@ class Estimator:
             self.n_sources_ = int(S)
             self.n_metrics_ = int(Y.shape[2]) if Y.ndim == 3 else None
             self.score_range_ = (float(Y.min()), float(Y.max()))
+            self.binary_sources_ = bool(np.isin(Y, (0.0, 1.0)).all())
+        self._Y_fit = Y
+        self._conf_res: np.ndarray | None = None
         if N < 2:
             raise InvalidInputError(f"Y_source: expected at least 2 items (columns), got {N}")
         sel = check_item_indices(selection, N)
@@ -284,6 +355,63 @@ class Estimator:
         Yt = self._targets(Y_target)
         with single_thread():
             return np.asarray(self._predict(Yt), dtype=float)
+
+    def predict_interval(self, Y_target: Any, alpha: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+        """A ``1 - alpha`` interval for each target's full-benchmark mean score.
+
+        Estimators with a model of their own error (``"model-assisted"``, ``"auto"``) use it; the others
+        use split-conformal residuals: the estimator is refitted on all source models but one fold
+        (:data:`CONFORMAL_FOLDS` folds) and its absolute errors on the held-out sources give the
+        half-width. The intervals are clipped to the sources' score range.
+
+        Parameters
+        ----------
+        Y_target : array_like, shape (T, k)
+            As for :meth:`predict`.
+        alpha : float
+            Miscoverage, ``0 < alpha < 1`` (0.1 gives 90 % intervals).
+
+        Returns
+        -------
+        low, high : ndarray, shape (T,)
+        """
+        a = check_alpha(alpha)
+        Yt = self._targets(Y_target)
+        with single_thread():
+            _, lo, hi = self._interval(Yt, a)
+        return self._clip(np.asarray(lo, dtype=float)), self._clip(np.asarray(hi, dtype=float))
+
+    def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(estimate, low, high), each shape (T,): split-conformal by default."""
+        est = np.asarray(self._predict(Yt), dtype=float)
+        if est.ndim != 1:
+            raise InvalidInputError(f"estimator: {self.name!r} gives intervals for one metric only")
+        q = conformal_quantile(self._conformal_residuals(), alpha)
+        return est, est - q, est + q
+
+    def _conformal_residuals(self) -> np.ndarray:
+        """Absolute errors on held-out source models of refits on the other folds (cached); shape (S,)."""
+        cached: np.ndarray | None = getattr(self, "_conf_res", None)
+        if cached is None:
+            Y = getattr(self, "_Y_fit", None)
+            if Y is None:
+                raise InvalidInputError(f"estimator: {self.name!r} was fitted without source scores; an interval "
+                                        "needs them (fit(Y_source, selection))")
+            S = Y.shape[0]
+            folds = min(CONFORMAL_FOLDS, S)
+            fold = np.random.default_rng(0).permutation(np.arange(S) % folds)
+            truth = Y.mean(axis=1)
+            res = np.full(S, np.nan)
+            sel = self.selection_
+            for f in range(folds):
+                tr, va = fold != f, fold == f
+                if tr.sum() < self.min_sources:
+                    continue
+                est = type(self)(**self._raw).fit(Y[tr], sel)
+                res[va] = np.asarray(est.predict(Y[va][:, sel]), dtype=float) - truth[va]
+            cached = np.abs(res[np.isfinite(res)])
+            self._conf_res = cached
+        return cached
 
     def fit_predict(self, Y_source: Any, selection: Any, Y_target: Any) -> np.ndarray:
         """``fit(Y_source, selection).predict(Y_target)``."""
@@ -321,7 +449,27 @@ class Estimator:
                         "(pass Y_target.T)")
             raise InvalidInputError(f"Y_target: expected shape {doc} (len(selection) = {k}), got shape "
                                     f"{Yt.shape}{hint}")
+        self._check_range(Yt)
         return Yt
+
+    def _check_range(self, Yt: np.ndarray) -> None:
+        """Target scores on the scale the sources were on: within [0, 1] for 0/1 sources, else within the
+        sources' range widened by half its width on each side (a new model may beat every source)."""
+        lo, hi = self.score_range_
+        if not (math.isfinite(lo) and math.isfinite(hi)) or Yt.size == 0:
+            return
+        if getattr(self, "binary_sources_", False):
+            a, b = 0.0, 1.0
+        else:
+            w = 0.5 * (hi - lo)
+            a, b = lo - w, hi + w
+        tmin, tmax = float(Yt.min()), float(Yt.max())
+        tol = 1e-9 * max(1.0, abs(a), abs(b))
+        if tmin < a - tol or tmax > b + tol:
+            raise InvalidInputError(
+                f"Y_target: expected scores on the sources' scale (sources {lo:.6g} to {hi:.6g}, so targets within "
+                f"{a:.6g} to {b:.6g}), got scores from {tmin:.6g} to {tmax:.6g}; rescale them as the sources were "
+                "(e.g. fractions, not percent)")
 
     def _clip(self, v: np.ndarray) -> np.ndarray:
         lo, hi = self.score_range_

@@ -2,12 +2,9 @@
 ridge of the target's item scores on the sources'."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .base import (
-    Z975,
     Estimator,
     register_estimator,
 )
@@ -16,14 +13,15 @@ __all__ = ["BayesAIPW", "RSMean", "bayesian_ridge_batch"]
 
 
 class _IntervalMixin:
-    """Estimators with a 95 % interval: ``predict_interval(Y) -> (T, 2)``."""
+    """Estimators whose interval is normal from their own variance: ``predict_interval(Y, alpha)``
+    gives ``estimate -/+ z_{1 - alpha/2} sqrt(var)``."""
 
-    def predict_interval(self, Y_target: Any) -> np.ndarray:
-        """95 % interval of each target's full-benchmark score, shape (T, 2)."""
-        Yt = self._targets(Y_target)  # type: ignore[attr-defined]
+    def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from scipy.stats import norm
+
         est, var = self._predict_var(Yt)  # type: ignore[attr-defined]
-        half = Z975 * np.sqrt(np.maximum(var, 0.0))
-        return np.stack([est - half, est + half], axis=1)
+        half = float(norm.ppf(1 - alpha / 2)) * np.sqrt(np.maximum(var, 0.0))
+        return est, est - half, est + half
 
 
 @register_estimator

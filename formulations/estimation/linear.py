@@ -81,13 +81,16 @@ class Ridge(Estimator):
         Option("clip", True, "bool", doc="clip estimates to the sources' score range"),
     )
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        a = np.atleast_1d(np.asarray(self.params["alphas"], dtype=float))
+    def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            a = np.atleast_1d(np.asarray(params["alphas"], dtype=float))
+        except (TypeError, ValueError):
+            a = np.array([np.nan])
         if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0):
             raise InvalidInputError(f"alphas: expected a non-empty 1-D sequence of positive penalties, got "
-                                    f"{self.params['alphas']!r}")
-        self.params["alphas"] = tuple(float(v) for v in a)
+                                    f"{params['alphas']!r}")
+        params["alphas"] = tuple(float(v) for v in a)
+        return params
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None
@@ -215,13 +218,13 @@ class Stacked(Estimator):
     )
     min_sources = 4
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.params["members"] = _member_specs(self.params["members"])
-        for n, p in self.params["members"]:
+    def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        params["members"] = _member_specs(params["members"])
+        for n, p in params["members"]:
             if n == self.name:
                 raise InvalidInputError("members: a stacked estimator cannot contain 'stacked'")
             get_estimator(n, **p)  # names and options checked now
+        return params
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None
@@ -244,7 +247,12 @@ class Stacked(Estimator):
         done = ~np.isnan(P[:, 0])
         self.weights_ = simplex_weights(P[done], truth[done])
         self.oof_mae_ = np.abs(P[done] - truth[done, None]).mean(axis=0)
+        self.oof_residuals_ = P[done] @ self.weights_ - truth[done]
         self.members_ = [get_estimator(n, **p).fit(Y, sel) for n, p in specs]
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
         return np.column_stack([m.predict(Yt) for m in self.members_]) @ self.weights_
+
+    def _conformal_residuals(self) -> np.ndarray:
+        """The combination's errors on the held-out sources of its own cross-fitting (no refit); shape (S',)."""
+        return np.abs(self.oof_residuals_)

@@ -109,21 +109,21 @@ class ClusterWeighted(Estimator):
         Option("item_weights", None, "any", doc="(N,) non-negative item weights (default 1)"),
     )
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        D = self.params["D"]
+    def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        D = params["D"]
         if D is not None:
             D = as_array(D, "D", ndim=2, shape_doc="(N, N)", nonnegative=True)
             if D.shape[0] != D.shape[1]:
                 raise InvalidInputError(f"D: expected a square dissimilarity of shape (N, N), got shape {D.shape}")
-            self.params["D"] = D
-        w = self.params["item_weights"]
+            params["D"] = D
+        w = params["item_weights"]
         if w is not None:
             w = as_array(w, "item_weights", ndim=1, shape_doc="(N,)", nonnegative=True)
             if not w.any():
                 raise InvalidInputError("item_weights: expected at least one positive weight, got all zeros")
-            self.params["item_weights"] = w
+            params["item_weights"] = w
         self.needs_sources = D is None  # type: ignore[misc]
+        return params
 
     def fit(self, Y_source: Any, selection: Any, *, n_items: int | None = None) -> ClusterWeighted:
         D = self.params["D"]

@@ -58,12 +58,13 @@ def test_readme_recipe_runs_as_written(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert main(last[1:]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["model", "estimate", "low", "high", "interval"]
+    assert out[0].split() == ["model", "estimate", "low", "high", "interval", "method"]
     row = out[1].split()
     assert row[0] == new
     truth = np.mean([v["acc"] for t in scores[new].values() for v in t.values()])
     assert abs(float(row[1]) - truth) < 0.15, (row, truth)
-    assert "gives no interval" in out[1]
+    assert float(row[2]) <= float(row[1]) <= float(row[3])
+    assert row[4:] == ["90%", "(auto)", "stacked"] or row[4:] == ["90%", "(auto)", "model-assisted"]
 
 
 def test_compress_writes_the_compression_samples_and_items(tmp_path, capsys):
@@ -100,10 +101,10 @@ def test_estimate_table_json_and_interval(tmp_path, capsys):
     samples = json.loads((tmp_path / "c" / "samples.json").read_text())
     write_lm_eval_run(tmp_path / "new", new, {t: {d: scores[new][t][d] for d in ds} for t, ds in samples.items()})
     capsys.readouterr()
-    assert main(["estimate", str(tmp_path / "c"), str(tmp_path / "new"), "--json"]) == 0
+    assert main(["estimate", str(tmp_path / "c"), str(tmp_path / "new"), "--json", "--alpha", "0.05"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     rec = json.loads(line)
-    assert rec["model"] == new and rec["interval_note"] == "95% (bayes-aipw)"
+    assert rec["model"] == new and rec["interval_note"] == "95% (bayes-aipw)" and rec["method"] == "bayes-aipw"
     lo, hi = rec["interval"]
     assert lo <= rec["estimate"] <= hi
     # the source models' own logs hold every item: estimate takes the saved ones by label

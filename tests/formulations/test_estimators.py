@@ -20,7 +20,7 @@ from benchsel.formulations.estimation import (
 
 REQUIRED = ("mean", "cluster-weighted", "ridge", "repcore-ridge", "irt")
 SINGLE = ("mean", "cluster-weighted", "ridge", "repcore-ridge", "irt", "rs-mean", "bayes-aipw", "source-assisted",
-          "stacked")
+          "stacked", "model-assisted", "auto")
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +67,10 @@ def test_mean_and_rs_mean(data):
     src, tgt, sel = data
     assert np.allclose(get_estimator("mean").fit(src, sel).predict(tgt[:, sel]), tgt[:, sel].mean(axis=1))
     est = get_estimator("rs-mean").fit(None, sel, n_items=src.shape[1])
-    iv = est.predict_interval(tgt[:, sel])
+    lo, hi = est.predict_interval(tgt[:, sel], alpha=0.05)  # fitted without sources: nothing to clip to
     k, N = sel.size, src.shape[1]
     half = 1.959963984540054 * np.sqrt(tgt[:, sel].var(axis=1, ddof=1) / k * (N - k) / N)
-    assert np.allclose(iv[:, 1] - iv[:, 0], 2 * half)
+    assert np.allclose(hi - lo, 2 * half)
 
 
 def test_cluster_weighted_matches_kmedoids(data):
@@ -176,7 +176,7 @@ def test_bayes_aipw_matches_the_sequential_baseline(data):
     src, tgt, sel = data
     est = get_estimator("bayes-aipw").fit(src, sel)
     p = est.predict(tgt[:, sel])
-    iv = est.predict_interval(tgt[:, sel])
+    lo, hi = est.predict_interval(tgt[:, sel], alpha=0.05)
     Phi = src.T
     N, k = Phi.shape[0], sel.size
     for t in range(3):
@@ -191,7 +191,9 @@ def test_bayes_aipw_matches_the_sequential_baseline(data):
         assert p[t] == pytest.approx(expect, abs=1e-6)
         d = mU - mC
         var = (d @ br.sigma @ d + (1 / br.alpha) * (1 / k + 1 / (N - k))) / f ** 2
-        assert (iv[t, 1] - iv[t, 0]) / 2 == pytest.approx(1.959963984540054 * np.sqrt(var), rel=1e-4)
+        h = 1.959963984540054 * np.sqrt(var)  # clipped to the sources' score range [0, 1]
+        assert hi[t] == pytest.approx(min(1.0, p[t] + h), rel=1e-4) and lo[t] == pytest.approx(max(0.0, p[t] - h),
+                                                                                              rel=1e-4, abs=1e-9)
 
 
 def test_source_assisted_matches_holocosm():
@@ -411,6 +413,6 @@ def test_scores_beyond_the_float_range_of_their_squares_are_refused_by_name(name
     with pytest.raises(InvalidInputError, match=rf"^Y_target: expected values whose magnitude {big}"):
         est.predict(Y[8:, sel] * 1e300)
     assert np.isfinite(est.predict(Y[8:, sel])).all()
-    if name not in ("irt", "stacked"):  # IRT takes scores in [0, 1] only
+    if name not in ("irt", "stacked", "auto"):  # IRT takes scores in [0, 1] only
         with np.errstate(all="raise"):
             assert np.isfinite(get_estimator(name).fit(Y[:8] * 1e70, sel).predict(Y[8:, sel] * 1e70)).all()

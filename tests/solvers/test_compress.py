@@ -25,7 +25,7 @@ def Y():
 
 
 def test_compress_one_call(Y):
-    c = benchsel.compress(Y[:40], k=12, estimator="ridge")
+    c = benchsel.compress(Y[:40], k=12, selection="kmedoids", estimator="ridge")
     assert c.items.shape == (12,) and np.all(np.diff(c.items) > 0)
     p = c.predict(Y[40:, c.items])
     assert p.shape == (10,)
@@ -36,11 +36,13 @@ def test_compress_one_call(Y):
 
 def test_compress_default_and_selections(Y):
     c = benchsel.compress(Y[:40], k=10)  # the default selection and estimator
-    assert c.estimator.name == "stacked" and c.selection.selection == "kmedoids"
-    for sel in ("random", "irt-anchor", "kmedoids-highs"):
+    assert c.estimator.name == "auto" and c.selection.selection == "stratified"
+    assert c.selection.weights is not None and c.selection.weights.sum() == pytest.approx(1.0)
+    assert np.allclose(c.estimator.params["weights"], c.selection.weights)
+    for sel in ("random", "irt-anchor", "kmedoids-highs", "stratified"):
         r = select_items(Y[:30, :40], 4, sel, seed=1, time_limit=20)
         assert r.items.size == 4 and r.result.feasible
-    assert {"random", "kmedoids", "kmedoids-highs", "irt-anchor"} <= set(selection_names())
+    assert {"stratified", "random", "kmedoids", "kmedoids-highs", "irt-anchor"} <= set(selection_names())
 
 
 def test_compress_dataframe_labels(Y):
@@ -58,10 +60,10 @@ def test_compress_says_which_axis_is_which(Y, capsys):
         benchsel.compress(Y[:1], k=3)
     with pytest.raises(InvalidInputError, match="unknown estimator"):
         benchsel.compress(Y[:40], k=3, estimator="nope")
-    with pytest.raises(InvalidInputError, match="unknown selection 'nope'; selections: random"):
+    with pytest.raises(InvalidInputError, match="unknown selection 'nope'; selections: stratified, random"):
         benchsel.compress(Y[:40], k=3, selection="nope")
     c = benchsel.compress(Y[:40], k=4, estimator="mean", verbose=True)
-    assert "selection 'kmedoids'" in capsys.readouterr().err
+    assert "selection 'stratified'" in capsys.readouterr().err
     with pytest.raises(InvalidInputError, match="looks transposed"):
         c.subset(Y[40:].T)
     more_models = irt_responses(120, 30, seed=1)  # more models than items is fine
@@ -122,3 +124,46 @@ def test_compress_refuses_scores_beyond_the_float_range_of_their_squares():
         for selection in ("kmedoids", "random"):
             with pytest.raises(InvalidInputError, match=match):
                 benchsel.compress(Y * scale, 5, selection=selection, estimator="ridge", time_limit=10)
+
+
+# ------------------------------------------------------------ issue 30: intervals and labels end to end
+def test_contract_arrays_estimates_and_intervals(Y):
+    c = benchsel.compress(Y[:40], 12, seed=3)
+    p = c.predict(Y[40:][:, c.items])
+    lo, hi = c.predict_interval(Y[40:][:, c.items], alpha=0.1)
+    assert isinstance(p, np.ndarray) and p.shape == lo.shape == hi.shape == (10,)
+    assert np.all(lo <= p) and np.all(p <= hi) and np.all(lo >= 0) and np.all(hi <= 1)
+    assert set(c.route(Y[40:][:, c.items])) <= {"stacked", "model-assisted"}
+    again = benchsel.compress(Y[:40], 12, seed=3)
+    assert np.array_equal(again.items, c.items) and np.array_equal(again.predict(Y[40:][:, c.items]), p)
+    with pytest.raises(InvalidInputError, match=r"^alpha: expected a miscoverage level 0 < alpha < 1"):
+        c.predict_interval(Y[40:][:, c.items], alpha=1.0)
+    with pytest.raises(InvalidInputError, match=r"^Y_target: expected shape \(targets, 12\).*got shape \(10, 11\)"):
+        c.predict(Y[40:][:, c.items[:11]])
+
+
+def test_labels_end_to_end(Y):
+    pd = pytest.importorskip("pandas")
+    cols = [f"q{i}" for i in range(90)]
+    df = pd.DataFrame(Y[:40], columns=cols, index=[f"old{i}" for i in range(40)])
+    new = pd.DataFrame(Y[40:], columns=cols, index=[f"new{i}" for i in range(10)])
+    c = benchsel.compress(df, 10, seed=1)
+    sub = c.subset(new)
+    assert list(sub.columns) == list(c.item_labels) and list(sub.index) == list(new.index)
+    est = c.predict(sub)
+    assert isinstance(est, pd.Series) and list(est.index) == list(new.index)
+    shuffled = sub[list(sub.columns[::-1])]  # columns in another order: matched by label
+    assert np.array_equal(c.predict(shuffled).to_numpy(), est.to_numpy())
+    assert np.array_equal(est.to_numpy(), c.predict(Y[40:][:, c.items]))
+    lo, hi = c.predict_interval(shuffled)
+    assert list(lo.index) == list(new.index) and (lo <= est).all() and (est <= hi).all()
+    assert list(c.route(sub).index) == list(new.index)
+    first = c.item_labels[0]
+    with pytest.raises(InvalidInputError, match=rf"^Y_items: .*missing 1 selected item label\(s\): '{first}'"):
+        c.predict(sub.drop(columns=[c.item_labels[0]]))
+    with pytest.raises(InvalidInputError, match=r"^Y_items: .*1 label\(s\) that are not selected items: 'extra'"):
+        c.predict(sub.assign(extra=0.0))
+    with pytest.raises(InvalidInputError, match=r"Y_items: .*c\.subset\(Y_full\)"):
+        c.predict(new)  # the whole benchmark: every other column is extra
+    with pytest.raises(InvalidInputError, match=r"^Y: expected columns for every selected item label, missing 1"):
+        c.subset(new.drop(columns=[c.item_labels[3]]))

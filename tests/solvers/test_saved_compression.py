@@ -32,7 +32,8 @@ def frame(Y):
     return pd.DataFrame(Y[:36], index=[f"org/m{i}" for i in range(36)], columns=[f"task/{j}" for j in range(70)])
 
 
-@pytest.mark.parametrize("estimator", ["stacked", "ridge", "irt", "cluster-weighted", "rs-mean", "bayes-aipw",
+@pytest.mark.parametrize("estimator", ["auto", "model-assisted", "stacked", "ridge", "irt", "cluster-weighted",
+                                       "rs-mean", "bayes-aipw",
                                        "repcore-ridge", "source-assisted", "mean"])
 def test_round_trip_predicts_identically(Y, frame, tmp_path, estimator):
     c = benchsel.compress(frame, k=9, estimator=estimator, seed=3)
@@ -40,9 +41,12 @@ def test_round_trip_predicts_identically(Y, frame, tmp_path, estimator):
     c2 = load_compressed(path)
     assert np.array_equal(c2.items, c.items) and c2.n_items == 70 and c2.k == 9
     assert list(c2.item_labels) == list(c.item_labels)
-    assert c2.estimator.name == estimator and c2.selection.selection == "kmedoids"
+    assert c2.estimator.name == estimator and c2.selection.selection == "stratified"
     new = Y[36:, c.items]
     assert np.array_equal(c2.estimator.predict(new), c.estimator.predict(new))
+    assert np.array_equal(c2.predict_interval(new)[0], c.predict_interval(new)[0])
+    if estimator in ("auto", "model-assisted"):  # the design weights went to the estimator and came back
+        assert np.array_equal(c2.estimator.params["weights"], c.selection.weights)
     # saved again from the loaded one: the same content (but the time stamps)
     c2.save(tmp_path / "again")
     a, b = (json.loads((p / "compression.json").read_text()) for p in (tmp_path / "c", tmp_path / "again"))
@@ -147,8 +151,8 @@ def test_new_scores_matched_by_label(Y, frame, tmp_path):
     only = full[list(c.item_labels)[::-1]]  # the saved items only, in another order
     X, models = align_scores(c2, only)
     assert np.array_equal(X, Y[36:, c.items]) and models == list(full.index)
-    t = estimate_table(c2, full)
-    assert list(t.columns) == ["estimate", "low", "high", "interval"]
+    t = estimate_table(c2, full, alpha=0.05)
+    assert list(t.columns) == ["estimate", "low", "high", "interval", "method"]
     assert np.allclose(t["estimate"], c.estimator.predict(Y[36:, c.items]))
     assert (t["low"] <= t["estimate"]).all() and (t["estimate"] <= t["high"]).all()
     assert t["interval"].iloc[0] == "95% (bayes-aipw)"
@@ -161,7 +165,7 @@ def test_new_scores_matched_by_label(Y, frame, tmp_path):
         align_scores(c2, gap)
 
 
-def test_new_scores_as_arrays_and_no_interval_said_in_a_column(Y, tmp_path):
+def test_new_scores_as_arrays_and_the_interval_said_in_a_column(Y, tmp_path):
     c = benchsel.compress(Y[:36], k=6, estimator="ridge")
     X, models = align_scores(c, Y[36:])  # the full benchmark
     assert np.array_equal(X, Y[36:, c.items]) and models == list(range(10))
@@ -169,5 +173,7 @@ def test_new_scores_as_arrays_and_no_interval_said_in_a_column(Y, tmp_path):
     with pytest.raises(InvalidInputError, match=r"expected one row per new model and 6 columns .*or 70 .*got shape "
                                                 r"\(10, 5\)"):
         align_scores(c, Y[36:, :5])
-    t = estimate_table(c, Y[36:, c.items])
-    assert t["low"].isna().all() and t["interval"].iloc[0] == "none: estimator 'ridge' gives no interval"
+    t = estimate_table(c, Y[36:, c.items])  # ridge: split-conformal intervals from held-out sources
+    lo, hi = c.predict_interval(Y[36:, c.items])
+    assert np.array_equal(t["low"], lo) and np.array_equal(t["high"], hi)
+    assert t["interval"].iloc[0] == "90% (ridge)" and (t["method"] == "ridge").all()

@@ -1,0 +1,100 @@
+"""The default estimator: stacking where the new model is inside the sources' range, model-assisted
+where it is outside.
+
+A new model is usually stronger than every source model. Stacking (:class:`~.linear.Stacked`) learns a map
+from coreset scores to full scores across the sources, which is the most accurate estimate among models
+like the sources and biased beyond them; the model-assisted estimate (:class:`~.design.ModelAssisted`)
+is corrected by the target's own residuals and stays close to unbiased there. Per target, the
+model-assisted estimate decides: inside the sources' full-score range (widened by ``range_margin``) the
+target gets the stacked estimate, outside it the model-assisted one. :meth:`Auto.route` says which.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.options import Option
+
+from .base import Estimator, conformal_quantile, get_estimator, register_estimator
+from .design import TOP_SHARE, ModelAssisted
+
+__all__ = ["Auto"]
+
+INSIDE, OUTSIDE = "stacked", "model-assisted"
+
+
+@register_estimator
+class Auto(Estimator):
+    """Per target: ``"stacked"`` inside the sources' full-score range, ``"model-assisted"`` outside.
+
+    Intervals: outside, the model-assisted interval; inside, the stacked estimate plus or minus the
+    split-conformal quantile of the stacked estimator's errors on held-out sources, widened to the
+    model-assisted half-width when that is larger.
+    """
+
+    name = "auto"
+    description = ("stacked estimate for models inside the sources' range, model-assisted (GREG) estimate "
+                   "outside it, decided per model")
+    options = (
+        Option("stacked", None, "any", doc="options of the stacked estimator (a mapping; default its own)"),
+        Option("weights", None, "any", doc="(k,) design weights of the selected items, for the model-assisted part"),
+        Option("top_share", TOP_SHARE, "float", low=0.0, high=1.0,
+               doc="share of the strongest sources whose item means are a feature (model-assisted part)"),
+        Option("range_margin", 0.0, "float", doc="widen the sources' full-score range by this much on both sides"),
+        Option("route_z", 0.0, "float", low=0.0,
+               doc="outside only when the model-assisted estimate is this many of its standard errors beyond "
+                   "the range"),
+        Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
+    )
+    min_sources = 4
+
+    def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        st = params["stacked"]
+        if st is not None and not isinstance(st, dict):
+            raise InvalidInputError(f"stacked: expected a mapping of the stacked estimator's options, got {st!r}")
+        self._members(params)  # checked now
+        return params
+
+    @staticmethod
+    def _members(params: dict[str, Any]) -> tuple[Estimator, ModelAssisted]:
+        st = {"seed": params["seed"], **dict(params["stacked"] or {})}
+        return (get_estimator("stacked", **st),
+                ModelAssisted(weights=params["weights"], top_share=params["top_share"]))
+
+    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
+        assert Y is not None
+        self.stacked_, self.model_assisted_ = self._members(self.params)
+        self.stacked_.fit(Y, sel)
+        self.model_assisted_.fit(Y, sel)
+        full = Y.mean(axis=1)
+        m = self.params["range_margin"]
+        self.range_ = (float(full.min()) - m, float(full.max()) + m)
+
+    def route(self, Y_target: Any) -> np.ndarray:
+        """Which estimate each target gets: ``"stacked"`` or ``"model-assisted"``; shape (T,)."""
+        Yt = self._targets(Y_target)
+        return np.where(self._inside(Yt), INSIDE, OUTSIDE)
+
+    def _inside(self, Yt: np.ndarray) -> np.ndarray:
+        ma, se, _ = self.model_assisted_._estimate_se(Yt)
+        z = self.params["route_z"] * se
+        lo, hi = self.range_
+        return (ma + z >= lo) & (ma - z <= hi)
+
+    def _predict(self, Yt: np.ndarray) -> np.ndarray:
+        ma = self.model_assisted_._predict(Yt)
+        return np.where(self._inside(Yt), self.stacked_._predict(Yt), ma)
+
+    def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ma, ma_lo, ma_hi = self.model_assisted_._interval(Yt, alpha)
+        ma = self.model_assisted_._clip(ma)
+        inside = self._inside(Yt)
+        st = self.stacked_._predict(Yt)
+        q = conformal_quantile(self.stacked_._conformal_residuals(), alpha)
+        half = np.maximum(q, (ma_hi - ma_lo) / 2) if np.isfinite(q) else (ma_hi - ma_lo) / 2
+        est = np.where(inside, st, ma)
+        lo = np.where(inside, st - half, ma_lo)
+        hi = np.where(inside, st + half, ma_hi)
+        return est, lo, hi

@@ -1,0 +1,210 @@
+"""Model-assisted estimation: a per-target item model corrected by the design-weighted residuals.
+
+New models are usually stronger than every source model. An estimator that learns a map from coreset
+scores to full scores across the sources (ridge, stacking) then extrapolates a line beyond the range it
+was fitted on, and its error grows with the distance. A model-assisted (generalised regression, GREG)
+estimate stays close to unbiased there: per target it fits the item scores on the selected items to item
+features taken from the sources, predicts every item, and adds the weighted mean of its own residuals
+on the selected items, so a model that is off for this target is corrected by the target's own scores.
+
+Item features (:func:`difficulty_features`): each item's mean score over all sources and over the
+strongest ``top_share`` of them (the sources closest to a new, stronger model). The weights of the
+selected items are the shares of the items they stand for: given by a sampling design
+(:func:`stratified_sample`), or, by default, each item joins the selected item nearest in difficulty
+(:func:`difficulty_shares`).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.validation import as_array
+
+from .base import Estimator, register_estimator
+
+__all__ = ["ModelAssisted", "difficulty_features", "difficulty_score", "difficulty_shares", "stratified_sample"]
+
+#: Share of the strongest sources whose mean item score is the second item feature.
+TOP_SHARE = 0.2
+
+
+def difficulty_features(Y_source: np.ndarray, top_share: float = TOP_SHARE) -> np.ndarray:
+    """Each item's mean score over all sources and over the strongest ``top_share`` of them; shape (N, 2).
+
+    Parameters
+    ----------
+    Y_source : ndarray, shape (S, N)
+        Source models (rows) x items (columns).
+    top_share : float
+        In (0, 1]; at least two sources (all of them when ``S <= 2``) make up the strongest group, ranked
+        by mean score (ties by row order).
+    """
+    Y = np.asarray(Y_source, dtype=float)
+    S = Y.shape[0]
+    n_top = min(S, max(2, math.ceil(top_share * S)))
+    top = np.argsort(-Y.mean(axis=1), kind="stable")[:n_top]
+    return np.column_stack([Y.mean(axis=0), Y[top].mean(axis=0)])
+
+
+def difficulty_score(features: np.ndarray) -> np.ndarray:
+    """One number per item that orders the items by difficulty for strong models; shape (N,).
+
+    The strongest sources' mean, ties broken by the mean over all sources.
+
+    Parameters
+    ----------
+    features : ndarray, shape (N, 2)
+        :func:`difficulty_features`.
+    """
+    f = np.asarray(features, dtype=float)
+    span = float(np.ptp(f[:, 0])) or 1.0
+    return f[:, 1] + 1e-3 * (f[:, 0] - f[:, 0].min()) / span * max(float(np.ptp(f[:, 1])), 1e-12)
+
+
+def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Systematic stratified sample: the items sorted by ``score`` cut into ``k`` equal-count strata, one
+    item drawn uniformly from each.
+
+    Every item is drawn with probability ``k / N`` up to the rounding of the strata, so the stratum-weighted
+    mean is unbiased for every model, whatever its strength; sorting by difficulty spreads the sample over
+    easy and hard items alike.
+
+    Parameters
+    ----------
+    score : ndarray, shape (N,)
+        Sort key (ties broken at random).
+    k : int
+        ``1 <= k <= N``.
+    seed : int
+
+    Returns
+    -------
+    items : ndarray of int64, shape (k,)
+        One item per stratum, in stratum order.
+    weights : ndarray, shape (k,)
+        Each stratum's share of the items (sum 1).
+    """
+    s = np.asarray(score, dtype=float)
+    N = s.size
+    if not 1 <= k <= N:
+        raise InvalidInputError(f"k: expected 1 <= k <= {N} (the number of items), got {k}")
+    rng = np.random.default_rng(seed)
+    order = np.lexsort((rng.random(N), s))
+    edges = np.round(np.linspace(0, N, k + 1)).astype(np.int64)
+    picks = order[rng.integers(edges[:-1], edges[1:])]
+    return picks.astype(np.int64), np.diff(edges) / N
+
+
+def difficulty_shares(score: np.ndarray, sel: np.ndarray) -> np.ndarray:
+    """Share of the items nearest in ``score`` to each selected item; shape (k,), sums to 1.
+
+    An item at equal distance from two selected values is split between them; items nearest to a value
+    several selected items share are split equally among those.
+
+    Parameters
+    ----------
+    score : ndarray, shape (N,)
+    sel : ndarray of int, shape (k,)
+    """
+    s = np.asarray(score, dtype=float)
+    vals = s[sel]
+    u, inv, cnt = np.unique(vals, return_inverse=True, return_counts=True)
+    pos = np.searchsorted(u, s)
+    left = np.clip(pos - 1, 0, u.size - 1)
+    right = np.clip(pos, 0, u.size - 1)
+    dl = np.abs(s - u[left])
+    dr = np.abs(u[right] - s)
+    mass = np.zeros(u.size)
+    np.add.at(mass, left, np.where(dl < dr, 1.0, np.where(dl == dr, 0.5, 0.0)))
+    np.add.at(mass, right, np.where(dr < dl, 1.0, np.where(dl == dr, 0.5, 0.0)))
+    return mass[inv] / cnt[inv] / s.size
+
+
+@register_estimator
+class ModelAssisted(Estimator):
+    """Model-assisted (GREG) estimate: a per-target item model plus its weighted residuals.
+
+    For target ``t`` with scores ``y`` on the selected items ``C`` (weights ``w``, summing to 1), item
+    features ``F = [1, x_all, x_top]`` (:func:`difficulty_features`) and
+    ``beta_t = argmin sum_{j in C} w_j (y_j - F_j beta)^2 + ridge |beta_{1:}|^2``, every item is predicted
+    ``m_i = clip(F_i beta_t)`` and the estimate is ``mean_i m_i + sum_{j in C} w_j (y_j - m_j)``.
+
+    The interval (:meth:`predict_interval`) is a t-interval from the residuals' spread: variance
+    ``(1 - k / N) sum_j w_j^2 s^2`` with ``s^2`` the residual variance, which for 0/1 scores is held away
+    from zero by one pseudo-residual of the model's own Bernoulli variance.
+    """
+
+    name = "model-assisted"
+    description = ("per target, item scores fitted to the sources' item means (all and strongest), plus the "
+                   "weighted residuals on the selected items (GREG): stays unbiased beyond the sources' range")
+    options = (
+        Option("weights", None, "any", doc="(k,) design weights of the selected items (default: difficulty shares)"),
+        Option("top_share", TOP_SHARE, "float", low=0.0, high=1.0,
+               doc="share of the strongest sources whose item means are a feature"),
+        Option("ridge", 1e-3, "float", low=0.0, doc="ridge penalty on the feature slopes"),
+        Option("clip", True, "bool", doc="clip predicted item scores to the sources' score range"),
+    )
+
+    def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params["top_share"] > 0:
+            raise InvalidInputError(f"top_share: expected 0 < top_share <= 1, got {params['top_share']!r}")
+        w = params["weights"]
+        if w is not None:
+            w = as_array(w, "weights", ndim=1, shape_doc="(k,)", nonnegative=True)
+            if not w.sum() > 0:
+                raise InvalidInputError("weights: expected at least one positive weight, got all zeros")
+            params["weights"] = w / w.sum()
+        return params
+
+    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
+        assert Y is not None
+        feats = difficulty_features(Y, self.params["top_share"])
+        w = self.params["weights"]
+        if w is None:
+            w = difficulty_shares(difficulty_score(feats), sel)
+        elif w.size != sel.size:
+            raise InvalidInputError(f"weights: expected shape ({sel.size},), one weight per selected item, got "
+                                    f"shape {w.shape}")
+        self.weights_ = np.asarray(w, dtype=float)
+        self.F_ = np.column_stack([np.ones(feats.shape[0]), feats])
+        Xs = self.F_[sel]
+        W = self.weights_ * sel.size
+        pen = self.params["ridge"] * np.diag([0.0, 1.0, 1.0])
+        A = Xs.T @ (Xs * W[:, None]) + pen + 1e-12 * np.eye(3)
+        self.P_ = np.linalg.solve(A, Xs.T * W[None, :])  # (3, k): beta_t = P_ @ y_t
+        self.binary_ = bool(np.isin(Y, (0.0, 1.0)).all())
+
+    def _parts(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        B = Yt @ self.P_.T  # (T, 3)
+        M = B @ self.F_.T  # (T, N)
+        if self.params["clip"]:
+            M = self._clip(M)
+        E = Yt - M[:, self.selection_]
+        est = M.mean(axis=1) + E @ self.weights_
+        return est, M, E
+
+    def _predict(self, Yt: np.ndarray) -> np.ndarray:
+        return self._clip(self._parts(Yt)[0])
+
+    def _estimate_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(estimate, standard error, degrees of freedom): shapes (T,), (T,), scalar."""
+        est, M, E = self._parts(Yt)
+        k, N = self.selection_.size, self.n_items_
+        dof = max(k - 3, 0) + 1
+        Ec = E - E.mean(axis=1, keepdims=True) if k > 1 else E
+        ss = (Ec * Ec).sum(axis=1)
+        prior = (M * (1.0 - M)).mean(axis=1) if self.binary_ else np.zeros(Yt.shape[0])
+        s2 = (ss + prior) / dof
+        var = max(0.0, 1.0 - k / N) * float(self.weights_ @ self.weights_) * s2
+        return est, np.sqrt(var), dof
+
+    def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from scipy.stats import t as student
+
+        est, se, dof = self._estimate_se(Yt)
+        half = float(student.ppf(1 - alpha / 2, dof)) * se
+        return self._clip(est), est - half, est + half

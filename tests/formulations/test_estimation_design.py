@@ -1,0 +1,211 @@
+"""Model-assisted estimation, the stratified design, the per-model default, intervals and scikit-learn
+conventions (issue 30)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchsel.benchmarks.suites import irt_responses
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.estimation import (
+    conformal_quantile,
+    difficulty_features,
+    difficulty_score,
+    difficulty_shares,
+    estimator_names,
+    get_estimator,
+    stratified_sample,
+)
+
+
+@pytest.fixture(scope="module")
+def ranked():
+    """IRT responses, rows sorted by ability: the weakest half are sources, the strongest fifth targets."""
+    Y = irt_responses(80, 300, seed=5)
+    order = np.argsort(Y.mean(axis=1), kind="stable")
+    return Y[order[:40]], Y[order[-16:]], Y[order[40:64]]
+
+
+# ------------------------------------------------------------ scikit-learn conventions
+@pytest.mark.parametrize("name", estimator_names())
+def test_every_estimator_clones_and_sets_params(name):
+    from sklearn.base import clone
+
+    est = get_estimator(name)
+    c = clone(est)
+    assert type(c) is type(est) and c.get_params() == est.get_params()
+    assert c.get_params(deep=True).keys() == c.get_params(deep=False).keys()
+    assert not c.is_fitted
+
+
+def test_set_params_checks_and_unfits():
+    Y = irt_responses(20, 40, seed=0)
+    est = get_estimator("ridge").fit(Y, [1, 2, 3])
+    assert est.is_fitted
+    assert est.set_params(target="unseen") is est and not est.is_fitted
+    assert est.get_params()["target"] == "unseen"
+    with pytest.raises(InvalidInputError, match=r"^params: 'nope' not understood by estimator 'ridge'"):
+        est.set_params(nope=1)
+    with pytest.raises(InvalidInputError, match="alphas: expected a non-empty 1-D sequence of positive penalties"):
+        est.set_params(alphas=[-1.0])
+    assert est.get_params()["alphas"] != [-1.0]  # a refused change leaves the parameters as they were
+
+
+def test_parameters_are_checked_again_in_fit():
+    Y = irt_responses(20, 40, seed=0)
+    est = get_estimator("model-assisted")
+    est._raw["top_share"] = 0.0  # as a careless subclass or a direct assignment would leave it
+    with pytest.raises(InvalidInputError, match="top_share"):
+        est.fit(Y, [1, 2, 3])
+
+
+# ------------------------------------------------------------ intervals
+@pytest.mark.parametrize("alpha", [0, 1, -0.1, 1.5, "0.1x", True, None, float("nan")])
+def test_alpha_outside_the_unit_interval_is_refused_by_name(alpha):
+    Y = irt_responses(20, 40, seed=0)
+    est = get_estimator("mean").fit(Y, [1, 2, 3])
+    with pytest.raises(InvalidInputError, match=r"^alpha: expected a miscoverage level 0 < alpha < 1"):
+        est.predict_interval(Y[:2, [1, 2, 3]], alpha=alpha)
+
+
+@pytest.mark.parametrize("name", ["auto", "model-assisted", "stacked", "ridge", "mean", "cluster-weighted",
+                                  "repcore-ridge", "irt", "rs-mean", "bayes-aipw", "source-assisted"])
+def test_intervals_hold_the_estimate_and_stay_in_the_score_range(name, ranked):
+    src, tgt, _ = ranked
+    sel = np.arange(0, 300, 12)
+    est = get_estimator(name).fit(src, sel)
+    p = est.predict(tgt[:, sel])
+    lo, hi = est.predict_interval(tgt[:, sel], alpha=0.1)
+    assert lo.shape == hi.shape == p.shape
+    assert np.all(lo <= p + 1e-12) and np.all(p <= hi + 1e-12)
+    assert np.all(lo >= 0.0) and np.all(hi <= 1.0)
+    lo2, hi2 = est.predict_interval(tgt[:, sel], alpha=0.5)
+    assert np.all(hi2 - lo2 <= hi - lo + 1e-12)  # a lower level never gives a wider interval
+
+
+def test_conformal_quantile():
+    r = np.arange(1.0, 10.0)  # 9 residuals
+    assert conformal_quantile(r, 0.1) == 9.0  # ceil(10 * 0.9) = 9th smallest
+    assert conformal_quantile(r, 0.5) == 5.0
+    assert conformal_quantile(r[:3], 0.1) == np.inf  # too few to reach 90 %
+
+
+def test_model_assisted_interval_covers_stronger_models(ranked):
+    """The issue's case: targets stronger than every source. 90 % intervals over 40 draws of the design."""
+    src, tgt, _ = ranked
+    truth = tgt.mean(axis=1)
+    hits = []
+    for seed in range(40):
+        sel, w = stratified_sample(difficulty_score(difficulty_features(src)), 30, seed)
+        est = get_estimator("model-assisted", weights=w).fit(src, sel)
+        lo, hi = est.predict_interval(tgt[:, sel])
+        hits.append(np.mean((lo <= truth) & (truth <= hi)))
+    assert 0.8 <= np.mean(hits) <= 0.99
+
+
+# ------------------------------------------------------------ the design and the model-assisted estimate
+def test_stratified_sample_draws_one_item_per_stratum():
+    score = np.random.default_rng(0).random(103)
+    for seed in range(5):
+        items, w = stratified_sample(score, 10, seed)
+        assert items.size == 10 and np.unique(items).size == 10
+        assert w.sum() == pytest.approx(1.0) and np.all(w > 0)
+        ranks = np.argsort(np.argsort(score))[items]
+        edges = np.round(np.linspace(0, 103, 11)).astype(int)
+        assert all(edges[h] <= ranks[h] < edges[h + 1] for h in range(10))
+    assert np.array_equal(stratified_sample(score, 10, 3)[0], stratified_sample(score, 10, 3)[0])
+    with pytest.raises(InvalidInputError, match=r"^k: expected 1 <= k <= 103"):
+        stratified_sample(score, 104)
+
+
+def test_stratified_weighted_mean_is_unbiased_for_any_model():
+    """Expectation over the design, computed exactly: sum_h w_h * (mean of stratum h) = the full mean."""
+    rng = np.random.default_rng(1)
+    score = rng.random(57)
+    y = (rng.random(57) < 0.9).astype(float)  # a model unlike the sorting key
+    _, w = stratified_sample(score, 8, 0)
+    order = np.argsort(score, kind="stable")
+    edges = np.round(np.linspace(0, 57, 9)).astype(int)
+    expect = sum(w[h] * y[order[edges[h]:edges[h + 1]]].mean() for h in range(8))
+    assert expect == pytest.approx(y.mean())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=5, max_size=30), st.data())
+def test_difficulty_shares_match_nearest_assignment(values, data):
+    s = np.asarray(values, dtype=float)
+    k = data.draw(st.integers(1, s.size))
+    sel = np.asarray(data.draw(st.permutations(range(s.size)))[:k])
+    w = difficulty_shares(s, sel)
+    assert w.sum() == pytest.approx(1.0) and np.all(w >= 0)
+    # brute force: each item split equally among the selected items at the smallest distance
+    expect = np.zeros(k)
+    for i in range(s.size):
+        d = np.abs(s[sel] - s[i])
+        near = np.flatnonzero(d == d.min())
+        vals = np.unique(s[sel][near])  # split between distinct values, then among the items sharing one
+        for v in vals:
+            group = near[s[sel][near] == v]
+            expect[group] += 1.0 / vals.size / group.size
+    assert np.allclose(w, expect / s.size)
+
+
+def test_model_assisted_against_a_direct_computation(ranked):
+    src, tgt, _ = ranked
+    sel = np.array([5, 40, 77, 120, 160, 201, 250, 290])
+    w = np.array([1, 2, 1, 1, 3, 1, 2, 1], dtype=float)
+    est = get_estimator("model-assisted", weights=w, ridge=0.0, clip=False).fit(src, sel)
+    w = w / w.sum()
+    F = np.column_stack([np.ones(300), difficulty_features(src)])
+    for t in range(3):
+        y = tgt[t, sel]
+        beta = np.linalg.lstsq(F[sel] * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+        m = F @ beta
+        assert est.predict(tgt[t, sel])[0] == pytest.approx(np.clip(m.mean() + w @ (y - m[sel]), 0, 1), abs=1e-8)
+
+
+def test_model_assisted_selection_order_is_the_column_order(ranked):
+    src, tgt, _ = ranked
+    sel = np.arange(3, 300, 20)
+    w = np.linspace(1, 2, sel.size)
+    perm = np.random.default_rng(2).permutation(sel.size)
+    a = get_estimator("model-assisted", weights=w).fit(src, sel).predict(tgt[:, sel])
+    b = get_estimator("model-assisted", weights=w[perm]).fit(src, sel[perm]).predict(tgt[:, sel[perm]])
+    assert np.allclose(a, b)
+
+
+def test_model_assisted_weights_of_the_wrong_length_are_refused(ranked):
+    src, _, _ = ranked
+    with pytest.raises(InvalidInputError, match=r"^weights: expected shape \(3,\), one weight per selected item"):
+        get_estimator("model-assisted", weights=[1, 2]).fit(src, [1, 2, 3])
+    with pytest.raises(InvalidInputError, match="weights: expected at least one positive weight"):
+        get_estimator("model-assisted", weights=[0, 0, 0])
+
+
+# ------------------------------------------------------------ the per-model default
+def test_auto_routes_stronger_models_to_the_model_assisted_estimate(ranked):
+    src, tgt, _mid = ranked
+    sel, w = stratified_sample(difficulty_score(difficulty_features(src)), 40, 0)
+    est = get_estimator("auto", weights=w).fit(src, sel)
+    assert set(est.route(tgt[:, sel])) == {"model-assisted"}  # every target beyond the strongest source
+    ma = get_estimator("model-assisted", weights=w).fit(src, sel)
+    assert np.allclose(est.predict(tgt[:, sel]), ma.predict(tgt[:, sel]))
+    inside = est.route(src[:, sel]) == "stacked"
+    assert inside.mean() > 0.6  # most sources are inside their own range (the extremes fall out by noise)
+    st_ = get_estimator("stacked").fit(src, sel)
+    assert np.allclose(est.predict(src[inside][:, sel]), st_.predict(src[inside][:, sel]))
+
+
+def test_scores_on_another_scale_are_refused_by_name(ranked):
+    src, tgt, _ = ranked
+    sel = np.arange(10)
+    est = get_estimator("auto").fit(src, sel)
+    with pytest.raises(InvalidInputError, match=r"^Y_target: expected scores on the sources' scale \(sources 0 to 1, "
+                                                r"so targets within 0 to 1\), got scores from 0 to 100"):
+        est.predict(100 * tgt[:, sel])
+    cont = get_estimator("ridge").fit(src * 0.5 + 0.25, sel)  # continuous scores in [0.25, 0.75]
+    cont.predict(tgt[:, sel])  # within half the range's width beyond it: a stronger model, accepted
+    with pytest.raises(InvalidInputError, match="Y_target: expected scores on the sources' scale"):
+        cont.predict(tgt[:, sel] * 3)
