@@ -100,8 +100,11 @@ TIME_LIMIT = 10.0
 TARGET_SHARE = 0.25
 JSONL = "fidelity.jsonl"
 #: Pipelines the docs recommend (compared cell by cell in the report).
-RECOMMENDED = {"interpolation": ("kmedoids+stacked", "random+ridge"),
-               "extrapolation": ("irt-anchor+repcore-ridge", "random+mean")}
+RECOMMENDED = {"interpolation": ("stratified+auto", "random+ridge"),
+               "extrapolation": ("stratified+auto", "random+mean"),
+               "paper-extrapolation": ("stratified+auto", "random+mean")}
+#: The default of :func:`benchsel.compress` as a pipeline label.
+DEFAULT_PIPELINE = "stratified+auto"
 #: Pipelines every plot shows (when measured), besides each dataset's best.
 PLOT_ALWAYS = ("random+mean", "random+ridge", "kmedoids+cluster-weighted", "kmedoids+stacked",
                "irt-anchor+repcore-ridge", "random+source-assisted")
@@ -515,6 +518,52 @@ def goal_table(summary: Sequence[Mapping[str, Any]], pipeline: str, baseline: st
     return "\n".join(lines)
 
 
+def _se(s: Mapping[str, Any]) -> float:
+    v = s.get("mae_sd", math.nan)
+    return float(v) / math.sqrt(s["splits"]) if v is not None and math.isfinite(v) and s["splits"] > 1 else 0.0
+
+
+def acceptance_text(summary: Sequence[Mapping[str, Any]], pipeline: str = DEFAULT_PIPELINE) -> str:
+    """Markdown: the issue-30 goals checked on a run (``--paper``): per protocol, every pipeline's mean MAE
+    over the cells, its cells against ``random+mean`` (lower; worse by more than random+mean's standard
+    error over splits) and against ``random+ridge``, and the mean coverage and width of its 90 % intervals."""
+    lines: list[str] = []
+    for proto in _protocol_order(summary):
+        ps = [s for s in summary if s["protocol"] == proto]
+        by = {(s["dataset"], s["k"], s["pipeline"]): s for s in ps}
+        cells = sorted({(s["dataset"], s["k"]) for s in ps})
+        pipes = sorted({s["pipeline"] for s in ps}, key=lambda p: (p != pipeline, p))
+        lines += [f"#### {proto}: {len(cells)} cells (dataset x k)", "",
+                  "| pipeline | mean MAE (pp) | vs random+mean | lower than random+mean | worse than random+mean "
+                  "beyond 1 SE | lower than random+ridge | 90 % coverage (cell range) | mean width (pp) |",
+                  "|---|---|---|---|---|---|---|---|"]
+        rm = [by.get((d, k, "random+mean")) for d, k in cells]
+        rm_mean = float(np.mean([r["mae"] for r in rm if r is not None])) if all(rm) else math.nan
+        for p in pipes:
+            mine = [by.get((d, k, p)) for d, k in cells]
+            if not all(mine):
+                continue
+            m = float(np.mean([x["mae"] for x in mine]))  # type: ignore[index]
+            low = worse = lr = n_r = 0
+            for (d, k), x in zip(cells, mine):
+                b, r = by.get((d, k, "random+mean")), by.get((d, k, "random+ridge"))
+                if b is not None:
+                    low += x["mae"] < b["mae"]  # type: ignore[index]
+                    worse += x["mae"] > b["mae"] + _se(b)  # type: ignore[index]
+                if r is not None:
+                    n_r += 1
+                    lr += x["mae"] < r["mae"]  # type: ignore[index]
+            cov = np.array([_f(x.get("coverage")) for x in mine])  # type: ignore[union-attr]
+            wid = np.array([_f(x.get("width")) for x in mine])  # type: ignore[union-attr]
+            cov_txt = (f"{100 * np.nanmean(cov):.1f} % ({100 * np.nanmin(cov):.0f}-{100 * np.nanmax(cov):.0f})"
+                       if np.isfinite(cov).any() else "-")
+            rel = f"{100 * (m / rm_mean - 1):+.1f} %" if math.isfinite(rm_mean) else "-"
+            lines.append(f"| {p} | {m:.2f} | {rel} | {low}/{len(cells)} | {worse} | {lr}/{n_r} | {cov_txt} | "
+                         f"{np.nanmean(wid) if np.isfinite(wid).any() else math.nan:.1f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def plot_dataset(summary: Sequence[Mapping[str, Any]], dataset: str, path: Path,
                  pipelines: Sequence[str] | None = None, n_best: int = 3) -> Path | None:
     """MAE against k, one line per pipeline (error bars: 95 % intervals), one panel per protocol."""
@@ -568,6 +617,8 @@ def report(rows: Sequence[Mapping[str, Any]], out: Path, *, plots: bool = True) 
             text += f"\n\n### {proto}: {pipe} against {base}" + (" and the quoted peers" if proto == "interpolation"
                                                                  else "") + "\n\n"
             text += goal_table(summary, pipe, baseline=base, protocol=proto)
+    if any(p in pipes for p in (DEFAULT_PIPELINE,)) and "random+mean" in pipes:
+        text += "\n\n### Goals: the default against the peers\n\n" + acceptance_text(summary)
     out = Path(out)
     (out / "fidelity.md").write_text(text + "\n")
     with (out / "summary.json").open("w") as fh:

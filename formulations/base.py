@@ -80,6 +80,9 @@ class Formulation(abc.ABC):
     warm_start_method: ClassVar[str | None] = None
     #: ``(share, cap)``: the warm start gets ``share`` of the time limit, at most ``cap`` seconds (None: no cap).
     warm_start_budget: ClassVar[tuple[float, float | None]] = (0.2, 10.0)
+    #: SCIP parameters the ``"scip"`` backend sets for this problem before the caller's ``scip_params``
+    #: (which override them): settings its models need for SCIP's answers to be right.
+    scip_params: ClassVar[Mapping[str, Any]] = {}
     #: :meth:`linear_model` takes ``time_limit`` and ``nnz_per_second`` and, with ``model="auto"``, refuses a
     #: statement that would not fit the time left (raising an :class:`InvalidInputError` with
     #: ``requested == "auto"``); the backends then return the warm start with :meth:`quick_bound`.

@@ -40,6 +40,7 @@ from benchsel.formulations.estimation import check_scores, get_estimator
 from benchsel.formulations.estimation.design import difficulty_features, difficulty_score, stratified_sample
 from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.kmedoids import KMedoids
+from benchsel.formulations.kmedoids.bounds import _available_bytes
 from benchsel.solvers.api import solve
 
 from .saved import (
@@ -92,6 +93,7 @@ def anchor_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0) -> Any:
         Unused (the problem is deterministic).
     """
 
+    _dense_fits(np.shape(Y_source)[1], "kmedoids")
     return KMedoids.from_features(np.asarray(Y_source, dtype=float).T, k, metric="correlation")
 
 
@@ -109,6 +111,7 @@ def irt_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0, dim: int = 1) -> A
         Latent dimension of the 2PL model.
     """
 
+    _dense_fits(np.shape(Y_source)[1], "irt-anchor")
     model = fit_irt(Y_source, dim, seed=seed)
     return KMedoids.from_features(model.item_embedding(), k, metric="euclidean")
 
@@ -135,6 +138,22 @@ def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0) -> tuple[np.nda
 
 def _no_build(Y_source: np.ndarray, k: int, seed: int = 0) -> Any:
     raise InvalidInputError("selection: this selection is a sampling design; it has no formulation to build")
+
+
+#: Share of the available memory a k-medoids selection's dense N x N matrices (two float64 copies at the
+#: peak of their construction) may take.
+DENSE_MEMORY_SHARE = 0.5
+
+
+def _dense_fits(n_items: int, selection: str) -> None:
+    """Refuse, by name, a k-medoids selection whose dense ``N x N`` dissimilarity would not fit in memory."""
+    need = 2 * 8 * float(n_items) ** 2
+    avail = float(_available_bytes())
+    if need > DENSE_MEMORY_SHARE * avail:
+        raise InvalidInputError(
+            f"selection: {selection!r} builds a dense {n_items} x {n_items} dissimilarity ({need / 2**30:.1f} GiB at "
+            f"its peak), more than {DENSE_MEMORY_SHARE:.0%} of the {avail / 2**30:.1f} GiB available; use "
+            "selection='stratified' (the default, no N x N matrix) or a subset of the items")
 
 
 # ------------------------------------------------------------------ registry

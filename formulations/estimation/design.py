@@ -134,8 +134,8 @@ class ModelAssisted(Estimator):
     ``m_i = clip(F_i beta_t)`` and the estimate is ``mean_i m_i + sum_{j in C} w_j (y_j - m_j)``.
 
     The interval (:meth:`predict_interval`) is a t-interval from the residuals' spread: variance
-    ``(1 - k / N) sum_j w_j^2 s^2`` with ``s^2`` the residual variance, which for 0/1 scores is held away
-    from zero by one pseudo-residual of the model's own Bernoulli variance.
+    ``(1 - k / N) sum_j w_j^2 s^2`` with ``s^2`` the residual variance plus one pseudo-residual, the
+    variance of an item drawn at random (:meth:`_prior_var`), so that it never collapses to zero.
     """
 
     name = "model-assisted"
@@ -197,10 +197,21 @@ class ModelAssisted(Estimator):
         dof = max(k - 3, 0) + 1
         Ec = E - E.mean(axis=1, keepdims=True) if k > 1 else E
         ss = (Ec * Ec).sum(axis=1)
-        prior = (M * (1.0 - M)).mean(axis=1) if self.binary_ else np.zeros(Yt.shape[0])
-        s2 = (ss + prior) / dof
+        s2 = (ss + self._prior_var(Yt)) / dof
         var = max(0.0, 1.0 - k / N) * float(self.weights_ @ self.weights_) * s2
         return est, np.sqrt(var), dof
+
+    def _prior_var(self, Yt: np.ndarray) -> np.ndarray:
+        """One pseudo-residual's square per target, shape (T,): the variance of one item drawn at random
+        (for 0/1 scores ``p (1 - p)`` at the add-one smoothed coreset mean, never 0), so that a coreset the
+        model happens to fit exactly does not give a zero-width interval."""
+        w = self.weights_
+        if self.binary_:
+            k = Yt.shape[1]
+            p = (Yt @ w * k + 1.0) / (k + 2.0)
+            return p * (1.0 - p)
+        mu = Yt @ w
+        return ((Yt - mu[:, None]) ** 2) @ w
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from scipy.stats import t as student

@@ -135,6 +135,10 @@ class RankingRiskReconstruction(Formulation):
         "lattice": (True, False)}
     #: The heuristic the exact backends run (on a share of the time limit) for their default warm start.
     warm_start_method: ClassVar[str] = "anneal"
+    #: On tied and near-tied data SCIP 10's presolve and its knapsack-cover cuts cut off the optimum of the
+    #: ranking constraints (3 false "optimal" claims in 150 brute-forced instances of
+    #: benchmarks/studies/holocosm_mps.py's designs); without them, none.
+    scip_params: ClassVar[Mapping[str, Any]] = {"presolving/maxrounds": 0, "separating/knapsackcover/freq": -1}
 
     def __init__(self, X: Any, budget: int | None = None, *, retention: float | None = None, seed: int = 0,
                  quantile: float = 0.25, bank_size: int = 128, lam: float = 1.0, eps: float | None = None,

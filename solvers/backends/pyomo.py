@@ -212,6 +212,8 @@ def _solve_step(run: ExactRun) -> SolveStep:
     # no watchdog thread here: Pyomo's solver interfaces redirect the process's file descriptors while
     # they run, which an abandoned thread would leave in disorder
     solver_options = dict(o["solver_options"] or {})
+    if solver == "scip":  # the problem's own SCIP settings (Formulation.scip_params), the caller's first
+        solver_options = {**dict(getattr(run.f, "scip_params", {}) or {}), **solver_options}
     if run.model.is_quadratic and solver == "scip":
         # SCIP's default feasibility tolerance (1e-6) leaves the epigraph of the quadratic objective loose by
         # about that much relative: its bound then misses the default 1e-6 relative gap of the checked claim

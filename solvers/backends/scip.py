@@ -565,7 +565,7 @@ def _solve_step(run: ExactRun) -> SolveStep:
         threads=o["threads"],
         verbose=o["verbose"],
         warm_start=o["warm_start"],
-        scip_params=o["scip_params"],
+        scip_params={**dict(getattr(run.f, "scip_params", {}) or {}), **dict(o["scip_params"] or {})},
         objective_scale=o["objective_scale"],
         separate_fractional=o["separate_fractional"],
         key=run.key,

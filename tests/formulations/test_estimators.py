@@ -416,3 +416,26 @@ def test_scores_beyond_the_float_range_of_their_squares_are_refused_by_name(name
     if name not in ("irt", "stacked", "auto"):  # IRT takes scores in [0, 1] only
         with np.errstate(all="raise"):
             assert np.isfinite(get_estimator(name).fit(Y[:8] * 1e70, sel).predict(Y[8:, sel] * 1e70)).all()
+
+
+def test_repcore_ridge_pools_items_no_source_solves():
+    """Issue 30: items every source failed are predicted from the target's selected items of that group."""
+    rng = np.random.default_rng(4)
+    src = (rng.random((20, 60)) < 0.5).astype(float)
+    src[:, 40:] = 0.0  # 20 items no source solves
+    sel = np.array([0, 5, 10, 15, 41, 42, 43, 44])
+    tgt = (rng.random((3, 60)) < 0.6).astype(float)
+    est = get_estimator("repcore-ridge").fit(src, sel)
+    off = get_estimator("repcore-ridge", pool_constant=False).fit(src, sel)
+    p, q = est.predict(tgt[:, sel]), off.predict(tgt[:, sel])
+    unseen = np.setdiff1d(np.arange(60), sel)
+    x = src.mean(axis=0)
+    for t in range(3):
+        y = tgt[t, sel]
+        b = ((y - y.mean()) @ (x[sel] - x[sel].mean())) / ((x[sel] - x[sel].mean()) @ (x[sel] - x[sel].mean()) + 1.0)
+        g = np.clip(y.mean() - b * x[sel].mean() + b * x[unseen], 0, 1)
+        assert q[t] == pytest.approx((y.sum() + g.sum()) / 60)
+        zero = unseen >= 40
+        pooled = (tgt[t, [41, 42, 43, 44]].sum() + g[zero].mean()) / 5
+        g[zero] = pooled
+        assert p[t] == pytest.approx((y.sum() + g.sum()) / 60)
