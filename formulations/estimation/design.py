@@ -192,7 +192,7 @@ class ModelAssisted(Estimator):
 
     def _estimate_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """(estimate, standard error, degrees of freedom): shapes (T,), (T,), scalar."""
-        est, M, E = self._parts(Yt)
+        est, _, E = self._parts(Yt)
         k, N = self.selection_.size, self.n_items_
         dof = max(k - 3, 0) + 1
         Ec = E - E.mean(axis=1, keepdims=True) if k > 1 else E
