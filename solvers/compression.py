@@ -40,7 +40,7 @@ from benchsel.formulations.estimation import check_scores, get_estimator
 from benchsel.formulations.estimation.design import difficulty_features, difficulty_score, stratified_sample
 from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.kmedoids import KMedoids
-from benchsel.formulations.kmedoids.bounds import _available_bytes
+from benchsel.formulations.kmedoids.bounds import available_bytes
 from benchsel.solvers.api import solve
 
 from .saved import (
@@ -148,7 +148,7 @@ DENSE_MEMORY_SHARE = 0.5
 def _dense_fits(n_items: int, selection: str) -> None:
     """Refuse, by name, a k-medoids selection whose dense ``N x N`` dissimilarity would not fit in memory."""
     need = 2 * 8 * float(n_items) ** 2
-    avail = float(_available_bytes())
+    avail = float(available_bytes())
     if need > DENSE_MEMORY_SHARE * avail:
         raise InvalidInputError(
             f"selection: {selection!r} builds a dense {n_items} x {n_items} dissimilarity ({need / 2**30:.1f} GiB at "

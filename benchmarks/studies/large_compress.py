@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
+
+from benchsel.solvers.compression import compress
 
 from .._data import default_data_dir
 
@@ -24,13 +30,6 @@ FILE = ("responses", "psn_irt", "opencompass_11bench.npz")
 
 
 def _one(path: str, n: int, k: int, selection: str, estimator: str) -> dict:
-    import resource
-    import time
-
-    import numpy as np
-
-    from benchsel.solvers.compression import compress
-
     Y = np.load(path)["Y"]
     if n:
         Y = Y[:, :n]

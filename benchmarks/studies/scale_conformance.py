@@ -11,6 +11,7 @@ than ``1e-6`` relative. Usage::
 
     python -m benchsel.benchmarks.studies.scale_conformance                  # seeds 0-4, every scale
     python -m benchsel.benchmarks.studies.scale_conformance --seeds 2 --out sc.csv
+    python -m benchsel.benchmarks.studies.scale_conformance --seeds 0 --holocosm-designs 60   # tied HoloCosm only
 
 The copies: k-medoids ``D * s``; HoloCosm ``X * s``; BatchInformationGain
 ``reference_scores * s``, ``observed * s``, ``alpha * s**2``, ``sigma2 * s**2``
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import math
 import sys
 import time
@@ -40,6 +42,8 @@ from benchsel.formulations.positional import PositionalProportionality, Position
 from benchsel.solvers.api import solve
 from benchsel.solvers.conformance import brute_force
 from benchsel.solvers.registry import available_methods
+
+from .holocosm_mps import DESIGNS, make_instance
 
 __all__ = ["SCALES", "cases", "check_run", "main", "scaled"]
 
@@ -107,6 +111,15 @@ def cases(seeds: int, scales: tuple[float, ...] = SCALES) -> Iterator[tuple[str,
                         yield name, "near-tied" if near else "tied", g
 
 
+def holocosm_designs(seeds: int) -> Iterator[tuple[str, str, Any]]:
+    """``(instance name, design, formulation)`` for the tied and near-tied HoloCosm designs of
+    :mod:`benchsel.benchmarks.studies.holocosm_mps` (unit, tiny, offset, near-identical, mixed), seeds
+    ``0 .. seeds - 1``."""
+    for design in DESIGNS:
+        for seed in range(seeds):
+            yield f"RankingRiskReconstruction[{design}.{seed}]", design, make_instance(design, seed)
+
+
 def check_run(f: Any, method: str, optimum: float, time_limit: float = 60.0) -> dict[str, Any]:
     """Solve ``f`` with ``method`` and judge its claims against the brute-force ``optimum``."""
     t0 = time.perf_counter()
@@ -131,10 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--out", type=Path, default=None, help="CSV of every run")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--holocosm-designs", type=int, default=0, metavar="N",
+                    help="also the tied HoloCosm designs of studies/holocosm_mps.py, seeds 0..N-1 (default 0: none)")
     args = ap.parse_args(argv)
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    for name, variant, f in cases(args.seeds):
+    for name, variant, f in itertools.chain(cases(args.seeds), holocosm_designs(args.holocosm_designs)):
         optimum, _ = brute_force(f)
         if math.isnan(optimum):
             continue

@@ -38,7 +38,9 @@ class Auto(Estimator):
     description = ("stacked estimate for models inside the sources' range, model-assisted (GREG) estimate "
                    "outside it, decided per model")
     options = (
-        Option("stacked", None, "any", doc="options of the stacked estimator (a mapping; default its own)"),
+        Option("stacked", None, "any",
+               doc="options of the stacked estimator (a mapping); its members default to ridge, cluster-weighted "
+                   "and model-assisted (no IRT fit: fast on large matrices)"),
         Option("weights", None, "any", doc="(k,) design weights of the selected items, for the model-assisted part"),
         Option("top_share", TOP_SHARE, "float", low=0.0, high=1.0,
                doc="share of the strongest sources whose item means are a feature (model-assisted part)"),
@@ -59,7 +61,9 @@ class Auto(Estimator):
 
     @staticmethod
     def _members(params: dict[str, Any]) -> tuple[Estimator, ModelAssisted]:
-        st = {"seed": params["seed"], **dict(params["stacked"] or {})}
+        ma = {} if params["weights"] is None else {"weights": params["weights"]}
+        st = {"seed": params["seed"], "members": (("ridge", {}), ("cluster-weighted", {}), ("model-assisted", ma)),
+              **dict(params["stacked"] or {})}
         return (get_estimator("stacked", **st),
                 ModelAssisted(weights=params["weights"], top_share=params["top_share"]))
 

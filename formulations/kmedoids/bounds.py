@@ -29,6 +29,11 @@ def _available_bytes() -> int:
         return 1 << 62
 
 
+def available_bytes() -> int:
+    """Memory the system reports available, in bytes (``MemAvailable``; a large number when unknown)."""
+    return _available_bytes()
+
+
 def _row_extremes(Dc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row minima and maxima of a cost matrix as float64, blockwise."""
     n = Dc.shape[0]

@@ -194,7 +194,8 @@ def test_auto_routes_stronger_models_to_the_model_assisted_estimate(ranked):
     assert np.allclose(est.predict(tgt[:, sel]), ma.predict(tgt[:, sel]))
     inside = est.route(src[:, sel]) == "stacked"
     assert inside.mean() > 0.6  # most sources are inside their own range (the extremes fall out by noise)
-    st_ = get_estimator("stacked").fit(src, sel)
+    members = (("ridge", {}), ("cluster-weighted", {}), ("model-assisted", {"weights": w}))
+    st_ = get_estimator("stacked", members=members).fit(src, sel)  # the stacked part: no IRT member
     assert np.allclose(est.predict(src[inside][:, sel]), st_.predict(src[inside][:, sel]))
 
 
