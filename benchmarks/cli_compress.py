@@ -31,7 +31,7 @@ from typing import Any
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.instances.evallogs import parse_item_label, write_items_csv, write_samples_json
 from benchsel.instances.scorefiles import load_scores
-from benchsel.solvers.compression import DEFAULT_ESTIMATOR, compress, load_compressed
+from benchsel.solvers.compression import DEFAULT_ESTIMATOR, DEFAULT_SELECTION, compress, load_compressed
 from benchsel.solvers.saved import ARRAYS, META, estimate_table
 
 __all__ = ["COMMANDS", "add_commands", "cmd_compress", "cmd_estimate"]
@@ -67,8 +67,10 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument("scores", type=Path, metavar="SCORES", help="scores of the models you already evaluated")
     c.add_argument("--k", type=int, required=True, metavar="K", help="items to keep")
     c.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the compression into")
-    c.add_argument("--selection", default="kmedoids", metavar="S", help="how to choose the items (default kmedoids)")
-    c.add_argument("--estimator", default=None, metavar="E", help="estimator of the full score (default: stacked)")
+    c.add_argument("--selection", default=DEFAULT_SELECTION, metavar="S",
+                   help=f"how to choose the items (default {DEFAULT_SELECTION})")
+    c.add_argument("--estimator", default=None, metavar="E",
+                   help=f"estimator of the full score (default: {DEFAULT_ESTIMATOR})")
     c.add_argument("--seed", type=int, default=0, metavar="N")
     c.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds for the selection's solver")
     c.add_argument("--tasks", nargs="+", default=None, metavar="PATTERN",

@@ -74,7 +74,7 @@ def test_compress_writes_the_compression_samples_and_items(tmp_path, capsys):
     assert code == 0
     cap = capsys.readouterr()
     assert "12 items:" in cap.out
-    for msg in ("reading", "scores: 14 models x 100 items", "selection 'kmedoids'", "wrote", "samples.json"):
+    for msg in ("reading", "scores: 14 models x 100 items", "selection 'stratified'", "wrote", "samples.json"):
         assert msg in cap.err
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["arrays.npz", "compression.json", "items.csv",
                                                                   "samples.json"]

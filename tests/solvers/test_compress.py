@@ -179,3 +179,15 @@ def test_kmedoids_selection_that_would_not_fit_is_refused_by_name(Y, monkeypatch
         benchsel.compress(Y[:40], 5, selection="kmedoids")
     c = benchsel.compress(Y[:40], 5)  # stratified: O(models x items) memory
     assert c.k == 5
+
+
+@needs_data("responses", "psn_irt", "opencompass_11bench.npz")
+def test_the_whole_opencompass_matrix_compresses_without_an_n_by_n_matrix():
+    """Issue 32: 12 x 41 871 items; the default selection is a sampling design (stated in the result)."""
+    Y = np.load(Path(DATA) / "responses" / "psn_irt" / "opencompass_11bench.npz")["Y"].astype(float)
+    c = benchsel.compress(Y, 100, seed=0)
+    assert c.k == 100 and c.n_items == 41_871
+    assert c.selection.result.formulation == "sampling design" and c.selection.result.termination == "converged"
+    lo, hi = c.predict_interval(Y[:, c.items])
+    truth = Y.mean(axis=1)
+    assert np.mean((lo <= truth) & (truth <= hi)) >= 0.5  # the sources themselves, 12 models
