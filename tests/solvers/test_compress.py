@@ -191,3 +191,40 @@ def test_the_whole_opencompass_matrix_compresses_without_an_n_by_n_matrix():
     lo, hi = c.predict_interval(Y[:, c.items])
     truth = Y.mean(axis=1)
     assert np.mean((lo <= truth) & (truth <= hi)) >= 0.5  # the sources themselves, 12 models
+
+
+def test_paper_extrapolation_split():
+    from benchsel.benchmarks import fidelity
+
+    Y = np.arange(20.0)[::-1, None] * np.ones((1, 3))  # model 19 weakest, model 0 strongest
+    src, tgt = fidelity.split_models(Y, "paper-extrapolation", 3)
+    assert list(src) == list(range(10, 20)) and list(tgt) == list(range(0, 6))  # weakest 50 %, strongest 30 %
+    with pytest.raises(InvalidInputError, match="protocols: expected one of interpolation, extrapolation, "
+                                                "paper-extrapolation"):
+        fidelity.split_models(Y, "nope", 0)
+
+
+@needs_data("responses", "benchmark_prediction", "glue_rte.npz")
+def test_fidelity_pipelines_pass_the_design_weights_and_report_coverage(tmp_path):
+    from benchsel.benchmarks import fidelity
+
+    rows = fidelity.run(tmp_path, DATA, datasets=["glue_rte"], protocols=["paper-extrapolation"], ks=[25], splits=2,
+                        pipelines=["stratified+auto", "random+mean"], jobs=1, progress=False)
+    assert {r["pipeline"] for r in rows} == {"stratified+auto", "random+mean"} and len(rows) == 4
+    assert all(0.0 <= r["coverage"] <= 1.0 and r["width"] > 0 for r in rows)
+    auto = [r for r in rows if r["pipeline"] == "stratified+auto"]
+    assert all(r["share_model_assisted"] > 0.5 for r in auto)  # the strongest models: beyond the sources' range
+    text = fidelity.acceptance_text(fidelity.summarise(rows))
+    assert "| stratified+auto |" in text and "paper-extrapolation: 1 cells" in text
+    with pytest.raises(InvalidInputError, match="pipelines: expected 'selection\\+estimator'"):
+        fidelity.run(tmp_path, DATA, datasets=["glue_rte"], pipelines=["auto"], progress=False)
+
+
+def test_a_sampling_design_selection(Y):
+    with pytest.raises(InvalidInputError, match=r"^draw: expected a callable draw"):
+        register_selection("test-bad-draw", None, "x", draw=3)
+    with pytest.raises(InvalidInputError, match=r"^options: selection 'stratified' is a sampling design"):
+        select_items(Y[:40], 5, "stratified", n_restarts=3)
+    r = select_items(Y[:40], 7, "stratified", seed=2)
+    assert r.items.size == 7 and np.all(np.diff(r.items) > 0) and r.weights.sum() == pytest.approx(1.0)
+    assert r.result.termination == "converged" and r.result.formulation == "sampling design"
