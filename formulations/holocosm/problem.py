@@ -43,7 +43,7 @@ from benchsel.formulations.core.validation import (
 )
 
 from ..base import Check, Formulation
-from .terms import FEAS_TOL, _build_terms, _orientation, _ranking_risk_iv
+from .terms import _build_terms, _orientation, _ranking_risk_iv, rank_tolerance
 
 
 # --------------------------------------------------------------------------- formulation
@@ -84,7 +84,7 @@ class RankingRiskReconstruction(Formulation):
     Notes
     -----
     ``evaluate(S)`` is ``R_mean(S)``; ``check(S)`` requires ``|S| = B`` and
-    ``R_rank(S) <= eps + 1e-9``; ``Result.extra`` gets ``eps``, ``R_rank``,
+    ``R_rank(S) <= eps + rank_tol``; ``Result.extra`` gets ``eps``, ``R_rank``,
     ``R_mean`` and ``budget``.
 
     Linear statement (``linear_model``), a minimisation in normalised units:
@@ -95,7 +95,8 @@ class RankingRiskReconstruction(Formulation):
     equals ``R_mean``); per pair term ``s >= c (d - dhat)``, ``t >= -c dhat``
     (``c``: the pair's weight times the number of pair terms; ``dhat - d`` is
     written ``(X_a - X_b - d) @ x / B``) and the risk row
-    ``mean(s + lam t) <= eps + 1e-9``, the tolerance of :meth:`check`. Every
+    ``mean(s + lam t) <= eps + rank_tol``, the tolerance of :meth:`check` (``1e-9`` plus the
+    floating-point accuracy of ``R_rank``, :func:`~benchsel.formulations.holocosm.terms.rank_tolerance`). Every
     column has finite bounds (the extreme means of ``B`` items). The rows carry
     the responses *centred* on the full means: written with ``X`` itself
     (``u - lambda X x / B >= -lambda mu``), responses ``1e-9`` apart around a
@@ -126,7 +127,7 @@ class RankingRiskReconstruction(Formulation):
     * ``risk_slack`` (float >= 0, default 0): added to the risk row's bound
       (kept for compatibility: CP-SAT's copy no longer needs it, see
       :mod:`benchsel.solvers.backends.cpsat`); every answer is still checked
-      against ``eps + 1e-9`` by :meth:`check`.
+      against ``eps + rank_tol`` by :meth:`check`.
     """
 
     sense = "min"
@@ -209,6 +210,9 @@ class RankingRiskReconstruction(Formulation):
                                     "of nearly zero spread); rescale X or drop near-identical models")
         self.calibrated_eps = float(np.quantile(rr, self.quantile, method="inverted_cdf"))
         self.eps = self.calibrated_eps if self._eps_given is None else self._eps_given
+        #: feasible when ``R_rank <= eps + rank_tol`` (:func:`~.terms.rank_tolerance`: 1e-9 plus the
+        #: floating-point accuracy of ``R_rank``)
+        self.rank_tol = rank_tolerance(self.terms.pair_w, self.lam, float(np.abs(Xo).max()) if Xo.size else 0.0)
 
     # ------------------------------------------------------------------ data
     @property
@@ -282,7 +286,7 @@ class RankingRiskReconstruction(Formulation):
 
     def key(self, r_mean: float, r_rank: float, *, constrained: bool = True) -> tuple:
         """Feasibility-first comparison key: ``(0, R_mean)`` if feasible, else ``(1, V, R_mean)``."""
-        if not constrained or r_rank <= self.eps + FEAS_TOL:
+        if not constrained or r_rank <= self.eps + self.rank_tol:
             return (0, float(r_mean))
         return (1, (r_rank - self.eps) / max(self.eps, 1e-12), float(r_mean))
 
@@ -295,7 +299,7 @@ class RankingRiskReconstruction(Formulation):
         if S.size:
             rm, rr = self.risks(S)
             details.update(R_mean=rm, R_rank=rr)
-            if rr > self.eps + FEAS_TOL:
+            if rr > self.eps + self.rank_tol:
                 reasons.append(f"ranking risk R_rank = {rr:.9g} exceeds eps = {self.eps:.9g}")
         return Check.from_reasons(reasons, details)
 
@@ -330,7 +334,7 @@ class RankingRiskReconstruction(Formulation):
         for _ in range(self.MAX_RANDOM_DRAWS):
             S = self.uniform_selection(rng)
             v = self.ranking_risk(S) - self.eps
-            if v <= FEAS_TOL:
+            if v <= self.rank_tol:
                 return S
             if v < best_v:
                 best, best_v = S, v
@@ -340,7 +344,7 @@ class RankingRiskReconstruction(Formulation):
     def initial_selection(self) -> np.ndarray | None:
         """The feasible reference-bank subset with the smallest ``R_mean`` (the exact backends' default
         warm start and the exchange search's start); None when no bank subset meets ``eps``."""
-        feas = np.flatnonzero(self.bank_R_rank <= self.eps + FEAS_TOL)
+        feas = np.flatnonzero(self.bank_R_rank <= self.eps + self.rank_tol)
         if feas.size == 0:
             return None
         return self.bank[feas[np.argmin(self.bank_R_mean[feas])]].copy()
@@ -583,7 +587,7 @@ class RankingRiskReconstruction(Formulation):
         if ng:
             b.add_rows("risk", rows=np.zeros(2 * ng, np.int64), cols=np.concatenate([s, tv]),
                        vals=np.concatenate([np.full(ng, 1.0 / ng), np.full(ng, self.lam / ng)]),
-                       ub=[self.eps + FEAS_TOL + risk_slack])
+                       ub=[self.eps + self.rank_tol + risk_slack])
         return b.build(selection_block="x", selection_items=np.arange(N),
                        meta={"pools": pools, "muhat": muhat, "eps": self.eps, "mean_terms": nm, "pair_terms": ng,
                              "symmetry_rows": n_sym, "lattice_floor": float(u_lb.sum() / max(nm, 1))})

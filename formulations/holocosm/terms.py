@@ -19,8 +19,32 @@ from benchsel.formulations.core.validation import (
     check_magnitude,
 )
 
-#: Absolute tolerance of the ranking constraint: feasible when ``R_rank <= eps + FEAS_TOL``.
+#: Absolute tolerance of the ranking constraint: feasible when ``R_rank <= eps + FEAS_TOL`` (plus the
+#: accuracy of ``R_rank`` in floating point, :func:`rank_tolerance`, where the pair weights are large).
 FEAS_TOL = 1e-9
+#: Multiple of the unit roundoff in :func:`rank_tolerance`'s bound on one model-mean error.
+ROUNDOFF_FACTOR = 4.0
+
+
+def rank_tolerance(pair_w: np.ndarray, lam: float, xmax: float) -> float:
+    """The ranking constraint's tolerance: :data:`FEAS_TOL` plus a bound on the floating-point error of
+    ``R_rank = sum_g w_g (max(-D_g, 0) + lam max(-(D_g + d_g), 0))``.
+
+    Each ``D_g`` (a difference of two model-mean errors) is computed to about ``ROUNDOFF_FACTOR * u *
+    xmax`` (``u`` the unit roundoff, ``xmax`` the largest ``|response|``), so ``R_rank`` to about
+    ``ROUNDOFF_FACTOR * u * xmax * (1 + lam) * sum_g w_g``. With pair weights near 1 this is far below
+    ``FEAS_TOL``; near-tied models give weights up to 1e9, and then ``R_rank`` is known only to about
+    1e-7: a check at ``1e-9`` would decide feasibility by rounding noise (the exact statement and its
+    floating-point evaluation disagreed by 3e-8 at an optimum whose risk equals ``eps``).
+
+    Parameters
+    ----------
+    pair_w : ndarray, shape (G,)
+    lam : float
+    xmax : float
+    """
+    u = float(np.finfo(float).eps)
+    return FEAS_TOL + ROUNDOFF_FACTOR * u * float(xmax) * (1.0 + float(lam)) * float(np.abs(pair_w).sum())
 
 
 # --------------------------------------------------------------------------- risk terms

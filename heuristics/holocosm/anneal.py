@@ -13,7 +13,7 @@ from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import Termination
 from benchsel.formulations.core.validation import check_rng
-from benchsel.formulations.holocosm import FEAS_TOL, RankingRiskReconstruction
+from benchsel.formulations.holocosm import RankingRiskReconstruction
 
 from .._common import Clock, output, progress
 from .swap import SEARCH_OPTIONS, _keys
@@ -48,6 +48,7 @@ class SwapScorer:
         self.pw = t.pair_w
         self.lam = float(t.lam)
         self.eps = float(f.eps) if rank_constraint else np.inf
+        self.tol = float(f.rank_tol)
         #: both blocks side by side, shape (N, nm + G), and the matching offset ``(mu, d)``
         self.XC = np.ascontiguousarray(np.concatenate([self.Xm, self.Xp], axis=1))
         self.offset = np.concatenate([self.mu, self.pd])
@@ -67,7 +68,7 @@ class SwapScorer:
         return rm, loss @ self.pw
 
     def feasible(self, rr: Any) -> Any:
-        return rr <= self.eps + FEAS_TOL
+        return rr <= self.eps + self.tol
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def descent(sc: SwapScorer, sel: np.ndarray, uns: np.ndarray, rng: np.random.Gen
     Z = XC[sel].sum(axis=0) - sc.offset
     r1, r2 = sc.risks(Z[:nm], Z[nm:])
     cur_rm, cur_rr = float(r1), float(r2)
-    lim = sc.eps + FEAS_TOL
+    lim = sc.eps + sc.tol
     cur_ok = cur_rr <= lim
     XU = XC[uns]
     n_out = uns.size
@@ -368,7 +369,7 @@ def _anneal_start(f: RankingRiskReconstruction, sc: SwapScorer, rng: np.random.G
                   chain_proposals: int, chain_share: float, penalty: float | None, clock: Clock | None,
                   verbose: bool) -> tuple[np.ndarray, float]:
     """The annealing's start (``init``, the best bank subset, or the best chain's result) and the chains' penalty."""
-    inf_b, V_b = _keys(f.bank_R_mean, f.bank_R_rank, sc.eps)
+    inf_b, V_b = _keys(f.bank_R_mean, f.bank_R_rank, sc.eps, f.rank_tol)
     order = np.lexsort((f.bank_R_mean, V_b, inf_b))
     if init is not None:
         start = f.as_selection(init, "init")
@@ -378,7 +379,7 @@ def _anneal_start(f: RankingRiskReconstruction, sc: SwapScorer, rng: np.random.G
         start = f.bank[order[0]]
     if chains <= 0:
         return start, 0.0
-    feas_bank = f.bank_R_mean[f.bank_R_rank <= f.eps + FEAS_TOL]
+    feas_bank = f.bank_R_mean[f.bank_R_rank <= f.eps + f.rank_tol]
     ref = float(np.median(feas_bank if feas_bank.size else f.bank_R_mean))
     w = float(penalty) if penalty is not None else max(ref, 1e-12) / max(f.eps, 1e-12)
     if not np.isfinite(sc.eps):

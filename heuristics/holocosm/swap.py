@@ -1,7 +1,7 @@
 """Heuristics and baselines for :class:`benchsel.formulations.RankingRiskReconstruction` (HoloCosm).
 
 ``"swap"`` is the paper's feasibility-first exchange search: candidates are
-ordered by the key ``(0, R_mean)`` when feasible (``R_rank <= eps + 1e-9``)
+ordered by the key ``(0, R_mean)`` when feasible (``R_rank <= eps + rank_tol``)
 and ``(1, V, R_mean)`` otherwise, ``V = (R_rank - eps) / max(eps, 1e-12)``.
 It starts from the reference-bank subset with the smallest key; each round
 samples up to ``proposals`` (64) distinct swaps ``(i in S, j not in S)``,
@@ -55,7 +55,7 @@ class SwapOutcome:
     key : tuple
         Its feasibility-first key.
     feasible : bool
-        ``R_rank <= eps + 1e-9`` (always True without the ranking constraint).
+        ``R_rank <= eps + rank_tol`` (always True without the ranking constraint).
     swaps, rounds : int
         Accepted swaps and sampled rounds.
     start : int
@@ -74,11 +74,11 @@ class SwapOutcome:
     R_rank: float
 
 
-def _keys(rm: np.ndarray, rr: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised key parts: (infeasible flag, violation V)."""
+def _keys(rm: np.ndarray, rr: np.ndarray, eps: float, tol: float = FEAS_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised key parts: (infeasible flag, violation V); feasible when ``rr <= eps + tol``."""
     if not np.isfinite(eps):  # no ranking constraint
         return np.zeros(np.shape(rr), dtype=bool), np.zeros(np.shape(rr))
-    infeas = rr > eps + FEAS_TOL
+    infeas = rr > eps + tol
     V = np.where(infeas, (rr - eps) / max(eps, 1e-12), 0.0)
     return infeas, V
 
@@ -119,7 +119,7 @@ def swap_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, propo
     terms = f.terms
     eps = f.eps if rank_constraint else np.inf
     if init is None:
-        inf_b, V_b = _keys(f.bank_R_mean, f.bank_R_rank, eps)
+        inf_b, V_b = _keys(f.bank_R_mean, f.bank_R_rank, eps, f.rank_tol)
         start = int(np.lexsort((f.bank_R_mean, V_b, inf_b))[0])
         S0 = f.bank[start]
     else:
@@ -136,7 +136,7 @@ def swap_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, propo
     m = min(proposals, total)
     S1 = Xt[sel].sum(axis=0)
     rm0, rr0 = terms.risks(S1 / B - mu)
-    i0, v0 = _keys(np.asarray(rm0), np.asarray(rr0), eps)
+    i0, v0 = _keys(np.asarray(rm0), np.asarray(rr0), eps, f.rank_tol)
     cur = _key_tuple(bool(i0), float(v0), float(rm0))
     cur_rr = float(rr0)
     swaps = rounds = idle = 0
@@ -153,7 +153,7 @@ def swap_search(f: RankingRiskReconstruction, *, rng: np.random.Generator, propo
         ip, jp = np.divmod(r, n_out)
         cand = S1 + (Xt[uns[jp]] - Xt[sel[ip]])  # (m, M*K)
         rm, rr = terms.risks(cand / B - mu)
-        inf_c, V_c = _keys(rm, rr, eps)
+        inf_c, V_c = _keys(rm, rr, eps, f.rank_tol)
         b = int(np.lexsort((rm, V_c, inf_c))[0])
         new = _key_tuple(bool(inf_c[b]), float(V_c[b]), float(rm[b]))
         if new < cur:
