@@ -10,6 +10,7 @@ target gets the stacked estimate, outside it the model-assisted one. :meth:`Auto
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,8 @@ class Auto(Estimator):
                    "the range"),
         Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
     )
-    min_sources = 4
+    #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
+    min_sources = 2
 
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
         st = params["stacked"]
@@ -69,12 +71,15 @@ class Auto(Estimator):
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None
-        self.stacked_, self.model_assisted_ = self._members(self.params)
-        self.stacked_.fit(Y, sel)
+        stacked, self.model_assisted_ = self._members(self.params)
         self.model_assisted_.fit(Y, sel)
         full = Y.mean(axis=1)
         m = self.params["range_margin"]
-        self.range_ = (float(full.min()) - m, float(full.max()) + m)
+        self.stacked_: Estimator | None = None
+        self.range_ = (math.inf, -math.inf)  # empty: every target outside
+        if Y.shape[0] >= stacked.min_sources:
+            self.stacked_ = stacked.fit(Y, sel)
+            self.range_ = (float(full.min()) - m, float(full.max()) + m)
 
     def route(self, Y_target: Any) -> np.ndarray:
         """Which estimate each target gets: ``"stacked"`` or ``"model-assisted"``; shape (T,)."""
@@ -89,11 +94,15 @@ class Auto(Estimator):
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
         ma = self.model_assisted_._predict(Yt)
+        if self.stacked_ is None:
+            return ma
         return np.where(self._inside(Yt), self.stacked_._predict(Yt), ma)
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ma, ma_lo, ma_hi = self.model_assisted_._interval(Yt, alpha)
         ma = self.model_assisted_._clip(ma)
+        if self.stacked_ is None:
+            return ma, ma_lo, ma_hi
         inside = self._inside(Yt)
         st = self.stacked_._predict(Yt)
         q = conformal_quantile(self.stacked_._conformal_residuals(), alpha)

@@ -67,6 +67,8 @@ __all__ = [
 ]
 
 Z975 = 1.959963984540054
+#: Continuous target scores may exceed the sources' largest magnitude by this factor (beyond: another unit).
+SCALE_FACTOR = 10.0
 #: Folds of source models behind the default (split-conformal) intervals.
 CONFORMAL_FOLDS = 5
 #: Largest ``|score|`` an estimator takes (the square root of ``MAX_MAGNITUDE``): squares and products of
@@ -453,22 +455,24 @@ class Estimator:
         return Yt
 
     def _check_range(self, Yt: np.ndarray) -> None:
-        """Target scores on the scale the sources were on: within [0, 1] for 0/1 sources, else within the
-        sources' range widened by half its width on each side (a new model may beat every source)."""
+        """Target scores on the scale the sources were on: within [0, 1] for 0/1 sources; for continuous
+        sources, no target score more than :data:`SCALE_FACTOR` times the sources' largest magnitude (a
+        new model may beat every source, but not by a change of unit such as percent for fractions)."""
         lo, hi = self.score_range_
         if not (math.isfinite(lo) and math.isfinite(hi)) or Yt.size == 0:
             return
-        if getattr(self, "binary_sources_", False):
-            a, b = 0.0, 1.0
-        else:
-            w = 0.5 * (hi - lo)
-            a, b = lo - w, hi + w
         tmin, tmax = float(Yt.min()), float(Yt.max())
-        tol = 1e-9 * max(1.0, abs(a), abs(b))
-        if tmin < a - tol or tmax > b + tol:
+        if getattr(self, "binary_sources_", False):
+            ok = tmin >= 0.0 and tmax <= 1.0
+            allowed = "within 0 to 1"
+        else:
+            scale = max(abs(lo), abs(hi), hi - lo)
+            ok = max(abs(tmin), abs(tmax)) <= SCALE_FACTOR * scale * (1 + 1e-12)
+            allowed = f"of magnitude at most {SCALE_FACTOR:g} x {scale:.6g}"
+        if not ok:
             raise InvalidInputError(
-                f"Y_target: expected scores on the sources' scale (sources {lo:.6g} to {hi:.6g}, so targets within "
-                f"{a:.6g} to {b:.6g}), got scores from {tmin:.6g} to {tmax:.6g}; rescale them as the sources were "
+                f"Y_target: expected scores on the sources' scale (sources {lo:.6g} to {hi:.6g}, so targets "
+                f"{allowed}), got scores from {tmin:.6g} to {tmax:.6g}; rescale them as the sources were "
                 "(e.g. fractions, not percent)")
 
     def _clip(self, v: np.ndarray) -> np.ndarray:

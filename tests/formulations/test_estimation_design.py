@@ -207,6 +207,20 @@ def test_scores_on_another_scale_are_refused_by_name(ranked):
                                                 r"so targets within 0 to 1\), got scores from 0 to 100"):
         est.predict(100 * tgt[:, sel])
     cont = get_estimator("ridge").fit(src * 0.5 + 0.25, sel)  # continuous scores in [0.25, 0.75]
-    cont.predict(tgt[:, sel])  # within half the range's width beyond it: a stronger model, accepted
-    with pytest.raises(InvalidInputError, match="Y_target: expected scores on the sources' scale"):
-        cont.predict(tgt[:, sel] * 3)
+    cont.predict(tgt[:, sel] * 5)  # up to 5: a much stronger model on a continuous metric, accepted
+    with pytest.raises(InvalidInputError, match=r"^Y_target: expected scores on the sources' scale \(sources 0.25 to "
+                                                r"0.75, so targets of magnitude at most 10 x 0.75\)"):
+        cont.predict(tgt[:, sel] * 100)  # percent for fractions
+
+
+def test_auto_with_too_few_sources_for_stacking_uses_the_model_assisted_estimate(ranked):
+    src, tgt, _ = ranked
+    sel = np.arange(0, 300, 10)
+    for S in (2, 3):
+        est = get_estimator("auto").fit(src[-S:], sel)
+        assert est.stacked_ is None and set(est.route(tgt[:, sel])) == {"model-assisted"}
+        ma = get_estimator("model-assisted").fit(src[-S:], sel)
+        assert np.allclose(est.predict(tgt[:, sel]), ma.predict(tgt[:, sel]))
+        assert np.allclose(est.predict_interval(tgt[:, sel])[0], ma.predict_interval(tgt[:, sel])[0])
+    with pytest.raises(InvalidInputError, match="expected at least 2 source models"):
+        get_estimator("auto").fit(src[:1], sel)
