@@ -93,8 +93,9 @@ PAPER_PIPELINES = ("stratified+auto", "stratified+model-assisted", "kmedoids+sta
 INTERVAL_ALPHA = 0.1
 PROTOCOLS = ("interpolation", "extrapolation", "paper-extrapolation")
 KS = (10, 25, 50, 100)
-DEFAULT_ESTIMATORS = ("mean", "cluster-weighted", "ridge", "ridge:target=unseen", "repcore-ridge", "bayes-aipw",
-                      "source-assisted", "irt:variant=p-irt", "irt", "stacked", "stacked:cv=upward")
+DEFAULT_ESTIMATORS = ("auto", "model-assisted", "mean", "cluster-weighted", "ridge", "ridge:target=unseen",
+                      "repcore-ridge", "bayes-aipw", "source-assisted", "irt:variant=p-irt", "irt", "stacked",
+                      "stacked:cv=upward")
 #: Default seconds per selection solve (HiGHS stops there with its gap).
 TIME_LIMIT = 10.0
 TARGET_SHARE = 0.25
