@@ -234,6 +234,52 @@ def ewi_rmse(rmse: np.ndarray) -> float:
     return float(100.0 * np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)))
 
 
+#: Coreset sizes (shares of N) the summary reports.
+FRACS = (0.05, 0.1, 0.25, 0.5)
+
+
+def rmse_gain(rmse_baseline: float, rmse_method: float) -> float:
+    """BayesAME's RMSE Gain in dB, ``20 log10(RMSE(RS-Mean) / RMSE(method))`` (positive: better than the
+    baseline); nan when either RMSE is not positive."""
+    if not (rmse_baseline > 0 and rmse_method > 0):
+        return math.nan
+    return 20.0 * math.log10(rmse_baseline / rmse_method)
+
+
+def gains_and_spearman(E: dict[str, np.ndarray], truth: np.ndarray, N: int) -> dict[str, dict[str, float]]:
+    """Per method, the RMSE Gain over ``"rs-mean"`` (when it ran) and the Spearman correlation of the
+    estimates with the true scores over the runs, at each share of :data:`FRACS`.
+
+    Parameters
+    ----------
+    E : mapping of str to ndarray, shape (runs, N)
+        Each method's estimate after n = 1..N items, per run.
+    truth : ndarray, shape (runs,)
+    N : int
+    """
+    out: dict[str, dict[str, float]] = {}
+    base = E.get("rs-mean")
+    for m, Em in E.items():
+        row: dict[str, float] = {}
+        for frac in FRACS:
+            j = max(round(frac * N), 1) - 1
+            r_m = float(np.sqrt(np.mean((Em[:, j] - truth) ** 2)))
+            if base is not None:
+                row[f"gain@{frac:g}"] = rmse_gain(float(np.sqrt(np.mean((base[:, j] - truth) ** 2))), r_m)
+            row[f"spearman@{frac:g}"] = spearman(Em[:, j], truth)
+        out[m] = row
+    return out
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman correlation of two vectors of shape (n,); nan with fewer than 3 values or a constant one."""
+    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return math.nan
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic)
+
+
 def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, methods: tuple[str, ...],
               workers: int, out: Path | None, quiet: bool = False) -> dict[str, Any]:
     data_dir = default_data_dir()
@@ -278,7 +324,7 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
             rmse = np.sqrt(np.mean(err ** 2, axis=0))
             md: dict[str, Any] = {"ewi_rmse": ewi_rmse(rmse), "rmse": rmse,
                                   "seconds": float(np.mean([r["seconds"][m] for r in rs]))}
-            for frac in (0.05, 0.1, 0.25, 0.5):
+            for frac in FRACS:
                 md[f"rmse@{frac:g}"] = float(rmse[max(round(frac * N), 1) - 1])
             md["stopping"] = {}
             for e2 in EPS2:
@@ -295,11 +341,15 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
                 md["stopping"][e2] = st
                 stop_rows.append({"dataset": name, "method": m, "eps2": e2, **st})
             ds["methods"][m] = md
-            sum_rows.append({"dataset": name, "method": m, "runs": len(rs), "N": N,
-                             "ewi_rmse": md["ewi_rmse"], **{k: v for k, v in md.items() if k.startswith("rmse@")},
-                             "seconds_per_run": md["seconds"]})
             for n in range(1, N + 1):
                 curve_rows.append({"dataset": name, "method": m, "n": n, "rmse": float(rmse[n - 1])})
+        extra = gains_and_spearman({m: np.array([r["traces"][m][0] for r in rs]) for m in methods}, truth, N)
+        for m in methods:
+            md = ds["methods"][m]
+            md.update(extra[m])
+            sum_rows.append({"dataset": name, "method": m, "runs": len(rs), "N": N, "ewi_rmse": md["ewi_rmse"],
+                             **{k: v for k, v in md.items() if k.startswith(("rmse@", "gain@", "spearman@"))},
+                             "seconds_per_run": md["seconds"]})
         summary["datasets"][name] = ds
         if not quiet:
             print(f"\n== {name} ({split_kind}): N = {N}, Kr = {ds['Kr']}, {len(rs)} runs "
@@ -310,6 +360,14 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
                 md = ds["methods"][m]
                 print(f"  {m:12} {md['ewi_rmse']:>9.2f} {md['rmse@0.05']:>8.4f} {md['rmse@0.1']:>7.4f} "
                       f"{md['rmse@0.25']:>7.4f} {md['rmse@0.5']:>7.4f} {md['seconds']:>6.2f}")
+            if "rs-mean" in methods:
+                print("  RMSE Gain over RS-Mean, dB (20 log10 RMSE(RS-Mean) / RMSE), and Spearman with the truth, "
+                      "at 5 / 10 / 25 / 50 % of N")
+                for m in methods:
+                    md = ds["methods"][m]
+                    g = " / ".join(f"{md[f'gain@{f:g}']:+.2f}" for f in FRACS)
+                    sp = " / ".join(f"{md[f'spearman@{f:g}']:.3f}" for f in FRACS)
+                    print(f"  {m:12} gain {g}   spearman {sp}")
             print(f"  stopping rule (eps1 = {EPS1}, W = {W}): mean coreset size (share of N), RMSE at stop, coverage")
             for m in methods:
                 cells = [f"eps2={e2}: n={st['mean_n']:.0f} ({st['mean_frac']:.0%}) rmse={st['rmse']:.4f} "

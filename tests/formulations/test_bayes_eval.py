@@ -288,3 +288,28 @@ def test_benchmark_rmse_part_writes_plot(tmp_path):
     assert set(ds["methods"]) == {"rs-mean", "bayesame-rs"}
     assert (tmp_path / "rmse_vs_coreset.png").stat().st_size > 1000
     assert (tmp_path / "stopping.csv").read_text().count("\n") == 1 + 2 * 3
+    assert ds["methods"]["rs-mean"]["gain@0.1"] == 0.0  # the baseline against itself
+    header = (tmp_path / "rmse_summary.csv").read_text().splitlines()[0]
+    assert "gain@0.05" in header and "spearman@0.5" in header
+
+
+def test_rmse_gain_and_spearman():
+    """BayesAME's RMSE Gain, 20 log10(RMSE(RS-Mean) / RMSE(method)) dB (issue 34)."""
+    from benchsel.benchmarks.studies import bayes as bb
+
+    assert bb.rmse_gain(0.02, 0.01) == pytest.approx(20 * np.log10(2))
+    assert bb.rmse_gain(0.01, 0.01) == 0.0 and np.isnan(bb.rmse_gain(0.0, 0.01))
+    rng = np.random.default_rng(0)
+    truth = rng.random(20)
+    N = 40
+    E = {"rs-mean": truth[:, None] + 0.02 * rng.standard_normal((20, N)),
+         "better": truth[:, None] + 0.01 * rng.standard_normal((20, N))}
+    out = bb.gains_and_spearman(E, truth, N)
+    for f in bb.FRACS:
+        j = max(round(f * N), 1) - 1
+        r_b = np.sqrt(np.mean((E["rs-mean"][:, j] - truth) ** 2))
+        r_m = np.sqrt(np.mean((E["better"][:, j] - truth) ** 2))
+        assert out["better"][f"gain@{f:g}"] == pytest.approx(20 * np.log10(r_b / r_m))
+        assert out["rs-mean"][f"gain@{f:g}"] == 0.0
+        assert 0.9 < out["better"][f"spearman@{f:g}"] <= 1.0
+    assert "gain@0.1" not in bb.gains_and_spearman({"better": E["better"]}, truth, N)["better"]
