@@ -215,7 +215,8 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
                     row.update({"error": err, "mae": None})
                     rows.append(row)
                     continue
-                opts.setdefault("seed", split) if name in ("irt", "stacked", "auto") else None
+                if name in ("irt", "stacked", "auto"):
+                    opts.setdefault("seed", split)
                 t1 = time.perf_counter()
                 try:
                     est = get_estimator(name, **opts)
@@ -302,12 +303,13 @@ def _clean(v: Any) -> Any:
 
 def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS), protocols: Sequence[str] = PROTOCOLS,
         ks: Sequence[int] = KS, splits: int = 10, selections: Sequence[str] | None = None,
-        estimators: Sequence[str] = DEFAULT_ESTIMATORS, time_limit: float = TIME_LIMIT, jobs: int = 1,
+        estimators: Sequence[str] | None = None, time_limit: float = TIME_LIMIT, jobs: int = 1,
         progress: bool = True, pipelines: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Run the missing rows of the grid (resumable); returns every stored row of the grid.
 
     ``pipelines`` (``"selection+estimator"`` labels) restricts the grid to those pairs; selections and
-    estimators then default to theirs.
+    estimators then default to theirs (otherwise to every registered selection and
+    :data:`DEFAULT_ESTIMATORS`).
     """
     if pipelines:
         pipelines = list(pipelines)
@@ -316,8 +318,10 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
                 raise InvalidInputError(f"pipelines: expected 'selection+estimator', got {pl!r}")
         if not selections:
             selections = list(dict.fromkeys(pl.split("+", 1)[0] for pl in pipelines))
-        if tuple(estimators) == DEFAULT_ESTIMATORS:
+        if estimators is None:
             estimators = list(dict.fromkeys(pl.split("+", 1)[1] for pl in pipelines))
+    if estimators is None:
+        estimators = DEFAULT_ESTIMATORS
 
     sels = list(selections) if selections else selection_names()
     for s in sels:
@@ -662,13 +666,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.fidelity", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("results") / "fidelity")
     ap.add_argument("--data-dir", type=Path, default=None)
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    ap.add_argument("--protocols", nargs="+", default=list(PROTOCOLS))
+    ap.add_argument("--datasets", nargs="+", default=None, help=f"default: {' '.join(DATASETS)}")
+    ap.add_argument("--protocols", nargs="+", default=None, help=f"default: {' '.join(PROTOCOLS)}")
     ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
-    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--splits", type=int, default=None, help="default 10 (5 with --paper)")
     ap.add_argument("--selections", nargs="+", default=None, help="registered selections (default: all)")
-    ap.add_argument("--estimators", nargs="+", default=list(DEFAULT_ESTIMATORS),
-                    help="estimators, options as name:key=value,...")
+    ap.add_argument("--estimators", nargs="+", default=None,
+                    help="estimators, options as name:key=value,... (default: DEFAULT_ESTIMATORS)")
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per selection solve")
     ap.add_argument("--jobs", type=int, default=1, help="(dataset, protocol, split) units run in parallel")
     ap.add_argument("--pipelines", nargs="+", default=None,
@@ -679,15 +683,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true", help="re-render tables and plots from stored rows")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
-    if args.paper:
-        if args.datasets == list(DATASETS):
-            args.datasets = list(PAPER_DATASETS)
-        if args.protocols == list(PROTOCOLS):
-            args.protocols = ["interpolation", "paper-extrapolation"]
-        if args.pipelines is None:
-            args.pipelines = list(PAPER_PIPELINES)
-        if "--splits" not in (argv if argv is not None else sys.argv):
-            args.splits = 5
+    if args.paper and args.pipelines is None:
+        args.pipelines = list(PAPER_PIPELINES)
+    datasets = args.datasets or list(PAPER_DATASETS if args.paper else DATASETS)
+    protocols = args.protocols or (["interpolation", "paper-extrapolation"] if args.paper else list(PROTOCOLS))
+    splits = args.splits if args.splits is not None else (5 if args.paper else 10)
     data_dir = args.data_dir or default_data_dir()
     try:
         if args.report_only:
@@ -697,8 +697,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             if data_dir is None:
                 raise InvalidInputError("data-dir: no data directory found; pass --data-dir or set BENCHSEL_DATA")
-            rows = run(args.out, data_dir, datasets=args.datasets, protocols=args.protocols, ks=args.ks,
-                       splits=args.splits, selections=args.selections, estimators=args.estimators,
+            rows = run(args.out, data_dir, datasets=datasets, protocols=protocols, ks=args.ks,
+                       splits=splits, selections=args.selections, estimators=args.estimators,
                        time_limit=args.time_limit, jobs=args.jobs, pipelines=args.pipelines)
         text, written = report(rows, args.out, plots=not args.no_plots)
     except BenchselError as e:

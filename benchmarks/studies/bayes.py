@@ -59,6 +59,7 @@ from benchsel.instances.splits import extrapolation_split, interpolation_split
 from benchsel.solvers import solve
 
 from .._data import default_data_dir
+from ..fidelity import rank_correlations
 
 METHODS = ("bayesame", "bayesame-rs", "rs-mean", "bayes-aipw")
 DATASETS = ("benchmark_prediction/openllm_v2_ifeval", "benchmark_prediction/helm_lite_math")
@@ -266,18 +267,9 @@ def gains_and_spearman(E: dict[str, np.ndarray], truth: np.ndarray, N: int) -> d
             r_m = float(np.sqrt(np.mean((Em[:, j] - truth) ** 2)))
             if base is not None:
                 row[f"gain@{frac:g}"] = rmse_gain(float(np.sqrt(np.mean((base[:, j] - truth) ** 2))), r_m)
-            row[f"spearman@{frac:g}"] = spearman(Em[:, j], truth)
+            row[f"spearman@{frac:g}"] = rank_correlations(Em[:, j], truth)[0]
         out[m] = row
     return out
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman correlation of two vectors of shape (n,); nan with fewer than 3 values or a constant one."""
-    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return math.nan
-    from scipy.stats import spearmanr
-
-    return float(spearmanr(a, b).statistic)
 
 
 def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, methods: tuple[str, ...],

@@ -84,26 +84,28 @@ class Auto(Estimator):
     def route(self, Y_target: Any) -> np.ndarray:
         """Which estimate each target gets: ``"stacked"`` or ``"model-assisted"``; shape (T,)."""
         Yt = self._targets(Y_target)
-        return np.where(self._inside(Yt), INSIDE, OUTSIDE)
+        ma, se, _ = self.model_assisted_.estimate_se(Yt)
+        return np.where(self._inside(ma, se), INSIDE, OUTSIDE)
 
-    def _inside(self, Yt: np.ndarray) -> np.ndarray:
-        ma, se, _ = self.model_assisted_._estimate_se(Yt)
+    def _inside(self, ma: np.ndarray, se: np.ndarray) -> np.ndarray:
+        """Targets whose model-assisted estimate ``ma`` (standard error ``se``) lies in the range; shape (T,)."""
         z = self.params["route_z"] * se
         lo, hi = self.range_
         return (ma + z >= lo) & (ma - z <= hi)
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
-        ma = self.model_assisted_._predict(Yt)
+        ma, se, _ = self.model_assisted_.estimate_se(Yt)
+        est = self.model_assisted_._clip(ma)
         if self.stacked_ is None:
-            return ma
-        return np.where(self._inside(Yt), self.stacked_._predict(Yt), ma)
+            return est
+        return np.where(self._inside(ma, se), self.stacked_._predict(Yt), est)
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ma, ma_lo, ma_hi = self.model_assisted_._interval(Yt, alpha)
-        ma = self.model_assisted_._clip(ma)
+        ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)
+        ma, ma_lo, ma_hi = self.model_assisted_.t_interval(ma_raw, se, dof, alpha)
         if self.stacked_ is None:
             return ma, ma_lo, ma_hi
-        inside = self._inside(Yt)
+        inside = self._inside(ma_raw, se)
         st = self.stacked_._predict(Yt)
         q = conformal_quantile(self.stacked_._conformal_residuals(), alpha)
         half = np.maximum(q, (ma_hi - ma_lo) / 2) if np.isfinite(q) else (ma_hi - ma_lo) / 2

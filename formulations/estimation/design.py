@@ -176,7 +176,6 @@ class ModelAssisted(Estimator):
         pen = self.params["ridge"] * np.diag([0.0, 1.0, 1.0])
         A = Xs.T @ (Xs * W[:, None]) + pen + 1e-12 * np.eye(3)
         self.P_ = np.linalg.solve(A, Xs.T * W[None, :])  # (3, k): beta_t = P_ @ y_t
-        self.binary_ = bool(np.isin(Y, (0.0, 1.0)).all())
 
     def _parts(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         B = Yt @ self.P_.T  # (T, 3)
@@ -190,8 +189,9 @@ class ModelAssisted(Estimator):
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
         return self._clip(self._parts(Yt)[0])
 
-    def _estimate_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """(estimate, standard error, degrees of freedom): shapes (T,), (T,), scalar."""
+    def estimate_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(unclipped estimate, standard error, degrees of freedom) of targets ``Yt`` (T, k) on the selection:
+        shapes (T,), (T,), scalar."""
         est, _, E = self._parts(Yt)
         k, N = self.selection_.size, self.n_items_
         dof = max(k - 3, 0) + 1
@@ -206,7 +206,7 @@ class ModelAssisted(Estimator):
         (for 0/1 scores ``p (1 - p)`` at the add-one smoothed coreset mean, never 0), so that a coreset the
         model happens to fit exactly does not give a zero-width interval."""
         w = self.weights_
-        if self.binary_:
+        if self.binary_sources_:
             k = Yt.shape[1]
             p = (Yt @ w * k + 1.0) / (k + 2.0)
             return p * (1.0 - p)
@@ -214,8 +214,12 @@ class ModelAssisted(Estimator):
         return ((Yt - mu[:, None]) ** 2) @ w
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.t_interval(*self.estimate_se(Yt), alpha)
+
+    def t_interval(self, est: np.ndarray, se: np.ndarray, dof: int, alpha: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(clipped estimate, low, high) of the t-interval ``est -/+ t_{1 - alpha/2, dof} se``; each shape (T,)."""
         from scipy.stats import t as student
 
-        est, se, dof = self._estimate_se(Yt)
         half = float(student.ppf(1 - alpha / 2, dof)) * se
         return self._clip(est), est - half, est + half

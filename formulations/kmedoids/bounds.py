@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .problem import KMedoids
 
 
-def _available_bytes() -> int:
+def available_bytes() -> int:
     """Memory the system reports available (``MemAvailable``); a large number when unknown."""
     try:
         with open("/proc/meminfo") as fh:
@@ -27,11 +27,6 @@ def _available_bytes() -> int:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
         return 1 << 62
-
-
-def available_bytes() -> int:
-    """Memory the system reports available, in bytes (``MemAvailable``; a large number when unknown)."""
-    return _available_bytes()
 
 
 def _row_extremes(Dc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

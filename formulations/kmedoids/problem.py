@@ -32,7 +32,7 @@ from benchsel.formulations.core.validation import (
 from ..base import Check, Formulation
 from ..estimation.weighted import ClusterWeighted
 from .benders import BendersCuts
-from .bounds import SortedRows, _available_bytes, _row_extremes, lagrangian_bound
+from .bounds import SortedRows, _row_extremes, available_bytes, lagrangian_bound
 from .checks import ModelTooLargeError, _features_iv, _graph_distances, _kmedoids_iv
 from .distances import _row_block, dissimilarity
 from .models import radius_model
@@ -524,7 +524,7 @@ class KMedoids(Formulation):
         size = self.model_size(model)
         if model == "benders":
             return size
-        budget = min(self.MAX_MODEL_BYTES, _available_bytes())
+        budget = min(self.MAX_MODEL_BYTES, available_bytes())
         secs = None if not nnz_per_second else size["nnz"] / float(nnz_per_second)
         size["seconds"] = secs
         what = (f"the {model} model of this instance (N = {self.n_items}, {self._cand.size} candidates, k = {self.k}) "

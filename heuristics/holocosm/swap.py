@@ -38,7 +38,7 @@ from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import Termination
 from benchsel.formulations.core.validation import check_rng
-from benchsel.formulations.holocosm import FEAS_TOL, RankingRiskReconstruction
+from benchsel.formulations.holocosm import RankingRiskReconstruction
 
 from .._common import Clock, output, progress
 
@@ -74,7 +74,7 @@ class SwapOutcome:
     R_rank: float
 
 
-def _keys(rm: np.ndarray, rr: np.ndarray, eps: float, tol: float = FEAS_TOL) -> tuple[np.ndarray, np.ndarray]:
+def _keys(rm: np.ndarray, rr: np.ndarray, eps: float, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised key parts: (infeasible flag, violation V); feasible when ``rr <= eps + tol``."""
     if not np.isfinite(eps):  # no ranking constraint
         return np.zeros(np.shape(rr), dtype=bool), np.zeros(np.shape(rr))
