@@ -323,7 +323,7 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
     if estimators is None:
         estimators = DEFAULT_ESTIMATORS
 
-    sels = list(selections) if selections else selection_names()
+    sels = list(selections) if selections else selection_names(standalone=True)
     for s in sels:
         get_selection(s)
     for e in estimators:  # names and options checked before any work

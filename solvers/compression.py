@@ -19,14 +19,22 @@ every registered selection. Built in:
 * ``"kmedoids-highs"`` -- the same k-medoids problem solved by HiGHS (a proven
   optimum, or the best found and its gap at the time limit);
 * ``"irt-anchor"`` -- tinyBenchmarks' IRT anchors: k-medoids (FasterPAM) on the
-  items' fitted 2PL parameters ``(a_i, b_i)``, Euclidean.
+  items' fitted 2PL parameters ``(a_i, b_i)``, Euclidean;
+* ``"holocosm"`` -- multi-metric scores (models x items x metrics): HoloCosm's
+  ranking-risk constrained selection, with its source-assisted estimates per metric;
+* ``"repcore"`` -- RepCore: anchors of the sources' aligned hidden states
+  (``selection_options={"hidden_states": H}``), with RepCore's ridge extrapolator;
+* ``"bayesame"`` -- BayesAME: the size chosen by its stopping rule on held-out
+  sources (``k`` is the most), the items by information gain, posterior estimates.
+
+Selections live in :mod:`benchsel.solvers.selections`.
 """
 from __future__ import annotations
 
 import math
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,13 +43,8 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
-from benchsel.formulations.core.validation import check_int, describe
-from benchsel.formulations.estimation import check_scores, get_estimator
-from benchsel.formulations.estimation.design import difficulty_features, difficulty_score, stratified_sample
-from benchsel.formulations.estimation.irt import fit_irt
-from benchsel.formulations.kmedoids import KMedoids
-from benchsel.formulations.kmedoids.bounds import available_bytes
-from benchsel.solvers.api import solve
+from benchsel.formulations.core.validation import check_int
+from benchsel.formulations.estimation import get_estimator
 
 from .saved import (
     ARRAYS,
@@ -56,6 +59,20 @@ from .saved import (
     fingerprint_scores,
     save_compressed,
     source_scores,
+)
+from .selections import (
+    Selection,
+    SelectionResult,
+    _axes_doc,
+    anchor_kmedoids,
+    check_matrix,
+    check_source_scores,
+    check_tensor,
+    get_selection,
+    irt_kmedoids,
+    register_selection,
+    select_items,
+    selection_names,
 )
 
 __all__ = [
@@ -80,275 +97,9 @@ DEFAULT_ESTIMATOR = "auto"
 DEFAULT_SELECTION = "stratified"
 
 
-# ------------------------------------------------------------------ builders
-def anchor_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0) -> Any:
-    """AnchorPoints' k-medoids problem: items as points, ``1 - Pearson`` of their source score vectors.
-
-    Parameters
-    ----------
-    Y_source : ndarray, shape (S, N)
-        Source models (rows) x items (columns).
-    k : int
-    seed : int
-        Unused (the problem is deterministic).
-    """
-
-    _dense_fits(np.shape(Y_source)[1], "kmedoids")
-    return KMedoids.from_features(np.asarray(Y_source, dtype=float).T, k, metric="correlation")
-
-
-def irt_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0, dim: int = 1) -> Any:
-    """tinyBenchmarks' IRT anchor problem: k-medoids on the items' 2PL parameters ``(a_i, b_i)`` (Euclidean).
-
-    Parameters
-    ----------
-    Y_source : ndarray, shape (S, N)
-        Source scores in [0, 1].
-    k : int
-    seed : int
-        Seeds the IRT fit's start.
-    dim : int
-        Latent dimension of the 2PL model.
-    """
-
-    _dense_fits(np.shape(Y_source)[1], "irt-anchor")
-    model = fit_irt(Y_source, dim, seed=seed)
-    return KMedoids.from_features(model.item_embedding(), k, metric="euclidean")
-
-
-def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The ``"stratified"`` design: items sorted by difficulty for strong models, ``k`` equal-count strata,
-    one item drawn uniformly from each (:func:`benchsel.formulations.estimation.design.stratified_sample`).
-
-    Parameters
-    ----------
-    Y_source : ndarray, shape (S, N)
-    k : int
-    seed : int
-
-    Returns
-    -------
-    items : ndarray of int64, shape (k,)
-    weights : ndarray, shape (k,)
-        Each stratum's share of the items.
-    """
-    Y = np.asarray(Y_source, dtype=float)
-    return stratified_sample(difficulty_score(difficulty_features(Y)), k, seed)
-
-
-def _no_build(Y_source: np.ndarray, k: int, seed: int = 0) -> Any:
-    raise InvalidInputError("selection: this selection is a sampling design; it has no formulation to build")
-
-
-#: Share of the available memory a k-medoids selection's dense N x N matrices (two float64 copies at the
-#: peak of their construction) may take.
-DENSE_MEMORY_SHARE = 0.5
-
-
-def _dense_fits(n_items: int, selection: str) -> None:
-    """Refuse, by name, a k-medoids selection whose dense ``N x N`` dissimilarity would not fit in memory."""
-    need = 2 * 8 * float(n_items) ** 2
-    avail = float(available_bytes())
-    if need > DENSE_MEMORY_SHARE * avail:
-        raise InvalidInputError(
-            f"selection: {selection!r} builds a dense {n_items} x {n_items} dissimilarity ({need / 2**30:.1f} GiB at "
-            f"its peak), more than {DENSE_MEMORY_SHARE:.0%} of the {avail / 2**30:.1f} GiB available; use "
-            "selection='stratified' (the default, no N x N matrix) or a subset of the items")
-
-
-# ------------------------------------------------------------------ registry
-@dataclass(frozen=True)
-class Selection:
-    """A named way of choosing ``k`` items from source scores.
-
-    Attributes
-    ----------
-    name : str
-    build : callable
-        ``build(Y_source, k, seed) -> Formulation`` (module-level, so it pickles).
-    method : str
-        Registered method that solves the formulation.
-    options : mapping
-        Method options.
-    description : str
-    draw : callable, optional
-        A sampling design instead of an optimisation: ``draw(Y_source, k, seed) -> (items, weights)``,
-        each shape (k,), the weights being the shares of the items each drawn item stands for (sum 1).
-        ``build`` and ``method`` are then unused.
-    """
-
-    name: str
-    build: Callable[..., Any]
-    method: str
-    options: Mapping[str, Any] = field(default_factory=dict)
-    description: str = ""
-    draw: Callable[..., Any] | None = None
-
-
-_SELECTIONS: dict[str, Selection] = {}
-
-
-def register_selection(name: str, build: Callable[..., Any] | None, method: str, *,
-                       options: Mapping[str, Any] | None = None, description: str = "",
-                       draw: Callable[..., Any] | None = None) -> Selection:
-    """Register a selection: ``build(Y_source, k, seed) -> Formulation`` solved by ``method``, or a sampling
-    design ``draw(Y_source, k, seed) -> (items, weights)`` (then ``build`` may be None).
-
-    The fidelity benchmark and :func:`compress` then accept ``name``.
-    """
-    if draw is not None:
-        if not callable(draw):
-            raise InvalidInputError(f"draw: expected a callable draw(Y_source, k, seed), got {describe(draw)}")
-        build = build if build is not None else _no_build
-    if not isinstance(name, str) or not name or ":" in name:
-        raise InvalidInputError(f"name: expected a non-empty selection name without ':', got {name!r}")
-    if not callable(build):
-        raise InvalidInputError(f"build: expected a callable build(Y_source, k, seed), got {describe(build)}")
-    if not isinstance(method, str):
-        raise InvalidInputError(f"method: expected a registered method name, got {describe(method)}")
-    s = Selection(name, build, method, dict(options or {}), description, draw)
-    _SELECTIONS[name] = s
-    return s
-
-
-def selection_names() -> list[str]:
-    """Names of the registered selections."""
-    return list(_SELECTIONS)
-
-
-def get_selection(name: str) -> Selection:
-    """The selection called ``name`` (an error lists the known ones)."""
-    if not isinstance(name, str) or name not in _SELECTIONS:
-        raise InvalidInputError(f"selection: unknown selection {name!r}; selections: {', '.join(_SELECTIONS)}")
-    return _SELECTIONS[name]
-
-
-register_selection("stratified", None, "stratified-sample", draw=stratified_draw,
-                   description="one item drawn from each of k equal-count strata of the items sorted by their "
-                               "difficulty for the strongest sources (seeded); design weights for the estimators")
-register_selection("random", anchor_kmedoids, "random", description="k items drawn uniformly at random (seeded)")
-register_selection("kmedoids", anchor_kmedoids, "fasterpam",
-                   description="AnchorPoints: k-medoids on 1 - Pearson of the items' source scores, FasterPAM")
-register_selection("kmedoids-highs", anchor_kmedoids, "highs",
-                   description="the same k-medoids problem solved exactly by HiGHS (proven optimum or gap)")
-register_selection("irt-anchor", irt_kmedoids, "fasterpam",
-                   description="tinyBenchmarks: k-medoids on the items' 2PL parameters (a_i, b_i), FasterPAM")
-
-
-# ------------------------------------------------------------------ checks
-def _axes_doc(Y: np.ndarray) -> str:
-    return f"shape {Y.shape}: {Y.shape[0]} models (rows) x {Y.shape[1]} items (columns)"
-
-
-def check_matrix(Y: Any, k: int | None = None, name: str = "Y") -> tuple[np.ndarray, np.ndarray | None]:
-    """A models x items score matrix (and its column labels when ``Y`` is a DataFrame).
-
-    Raises a message that says which axis is which, and suggests ``Y.T`` when
-    the shape can only make sense transposed (``k`` not below the number of
-    columns while the rows could hold it).
-    """
-
-    labels = None
-    if hasattr(Y, "columns") and hasattr(Y, "to_numpy"):
-        labels = np.asarray(Y.columns)
-    A = check_scores(Y, name, ndim=(2,), axes=("model", "item"), shape_doc="(models, items)")
-    M, N = A.shape
-    if M < 2 and N >= 2:
-        raise InvalidInputError(f"{name}: expected at least 2 models (rows) to learn from, got {_axes_doc(A)}")
-    if k is not None:
-        if k >= N:
-            hint = (f"; if your rows are items and columns models, pass {name}.T" if k < M else "")
-            raise InvalidInputError(
-                f"k: expected 1 <= k < {N}, the number of items (columns of {name}), got k = {k} with "
-                f"{name} of {_axes_doc(A)}{hint}"
-            )
-    if N < 2:
-        raise InvalidInputError(f"{name}: expected at least 2 items (columns), got {_axes_doc(A)}"
-                                + (f"; if your rows are items, pass {name}.T" if M >= 2 else ""))
-    return A, labels
-
-
-# ------------------------------------------------------------------ selection
-@dataclass(frozen=True, eq=False)
-class SelectionResult:
-    """Selected items and how they were found.
-
-    Attributes
-    ----------
-    items : ndarray of int64, shape (k,)
-        Sorted item indices.
-    selection : str
-    result : benchsel.formulations.core.result.Result
-        The solver's result (objective, bound, gap, termination, seconds).
-    seconds : float
-        Wall seconds of building and solving.
-    weights : ndarray, shape (k,), optional
-        A sampling design's weights of ``items`` (the share of the items each stands for), in the order
-        of ``items``.
-    """
-
-    items: np.ndarray
-    selection: str
-    result: Any
-    seconds: float
-    weights: np.ndarray | None = None
-
-
 def _log(verbose: bool, msg: str) -> None:
     if verbose:
         print(f"benchsel: {msg}", file=sys.stderr, flush=True)
-
-
-def select_items(Y_source: Any, k: int, selection: str = "kmedoids", *, seed: int = 0, time_limit: float | None = 60.0,
-                 verbose: bool = False, **options: Any) -> SelectionResult:
-    """Choose ``k`` items from the source models' scores.
-
-    Parameters
-    ----------
-    Y_source : array_like, shape (S, N)
-        Source models (rows) x items (columns).
-    k : int
-        Items to select, ``1 <= k < N``.
-    selection : str
-        A registered selection (:func:`selection_names`).
-    seed : int
-    time_limit : float, optional
-        Seconds for the solver.
-    verbose : bool
-        Progress lines on stderr.
-    **options
-        Method options, overriding the selection's own.
-    """
-
-    s = get_selection(selection)
-    Y, _ = check_matrix(Y_source, None, "Y_source")
-    k = check_int(k, "k", low=1)
-    check_matrix(Y, k, "Y_source")
-    t0 = time.perf_counter()
-    if s.draw is not None:
-        if options:
-            raise InvalidInputError(f"options: selection {selection!r} is a sampling design and takes no options, "
-                                    f"got {', '.join(sorted(options))}")
-        drawn, w = s.draw(Y, k, seed)
-        order = np.argsort(drawn, kind="stable")
-        items, weights = np.asarray(drawn, dtype=np.int64)[order], np.asarray(w, dtype=float)[order]
-        dt = time.perf_counter() - t0
-        res = Result(selection=items, objective=math.nan, bound=None, gap=None, feasible=True,
-                     termination=Termination.CONVERGED, method=s.method, seed=seed, build_seconds=0.0,
-                     solve_seconds=dt, formulation="sampling design")
-        _log(verbose, f"selection {selection!r}: {items.size} items drawn in {dt:.2f} s")
-        return SelectionResult(items, selection, res, dt, weights)
-    _log(verbose, f"selection {selection!r}: building the problem from {_axes_doc(Y)}")
-    f = s.build(Y, k, seed)
-    _log(verbose, f"selection {selection!r}: solving with {s.method!r} (time limit {time_limit} s)")
-    res = solve(f, s.method, time_limit=time_limit, seed=seed, **{**dict(s.options), **options})
-    if not res.has_solution:
-        raise InvalidInputError(f"selection: {selection!r} ({s.method}) found no selection: "
-                                f"{res.termination} {res.extra.get('error', '')}")
-    items = np.asarray(res.selection, dtype=np.int64)
-    dt = time.perf_counter() - t0
-    _log(verbose, f"selection {selection!r}: {items.size} items in {dt:.2f} s ({res.termination})")
-    return SelectionResult(items, selection, res, dt)
 
 
 # ------------------------------------------------------------------ one call
@@ -388,12 +139,24 @@ class Compressed:
     def k(self) -> int:
         return int(self.items.size)
 
+    @property
+    def n_metrics(self) -> int | None:
+        """Metrics of multi-metric scores (3-D), None for a (models, items) matrix."""
+        return getattr(self.estimator, "n_metrics_", None)
+
     def subset(self, Y: Any) -> Any:
-        """The selected columns of a models x items matrix of the full benchmark, shape (models, k).
+        """The selected columns of a models x items matrix of the full benchmark, shape (models, k)
+        (of multi-metric scores, shape (models, k, metrics)).
 
         A DataFrame keeps its labels: when :func:`compress` was given a DataFrame, its columns are
         taken by item label (a named error lists labels it lacks), otherwise by position.
         """
+        if self.n_metrics is not None:
+            A3 = check_tensor(Y, None, "Y")
+            if A3.shape[1:] != (self.n_items, self.n_metrics):
+                raise InvalidInputError(f"Y: expected scores of shape (models, {self.n_items}, {self.n_metrics}) "
+                                        f"(models, items, metrics), got shape {A3.shape}")
+            return A3[:, self.items, :]
         frame = _is_frame(Y)
         src_labels = None if self.source is None else self.source.item_labels
         if frame and src_labels is not None and self.item_labels is not None:
@@ -440,14 +203,16 @@ class Compressed:
 
         Parameters
         ----------
-        Y_items : array_like or pandas.DataFrame, shape (models, k)
+        Y_items : array_like or pandas.DataFrame, shape (models, k), or array_like, shape (models, k, metrics)
             New models (rows) scored on the selected items (columns). An
             array is read by position (columns in the order of :attr:`items`);
             a DataFrame's columns are matched to :attr:`item_labels` by label.
+            Multi-metric compressions take (models, k, metrics).
 
         Returns
         -------
-        ndarray of shape (models,), or a pandas.Series indexed by the DataFrame's models
+        ndarray of shape (models,) (of multi-metric scores, (models, metrics)), or a pandas.Series
+        indexed by the DataFrame's models
         """
         A, index = self._aligned(Y_items)
         est = self.estimator.predict(A)
@@ -465,7 +230,8 @@ class Compressed:
 
         Returns
         -------
-        low, high : ndarray of shape (models,) (Series for a DataFrame)
+        low, high : ndarray of shape (models,) (of multi-metric scores, (models, metrics); Series for a
+            DataFrame)
         """
         A, index = self._aligned(Y_items)
         lo, hi = self.estimator.predict_interval(A, alpha=alpha)
@@ -498,7 +264,16 @@ def _series(values: np.ndarray, index: Any, name: str) -> Any:
     return pd.Series(values, index=index, name=name)
 
 
-def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: str = DEFAULT_ESTIMATOR, seed: int = 0,
+def _saved_option(v: Any) -> Any:
+    """A selection option as stored with a saved compression (data such as hidden states by description)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)) and all(x is None or isinstance(x, (bool, int, float, str)) for x in v):
+        return list(v)
+    return f"<{type(v).__name__}, not saved>"
+
+
+def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: str | None = None, seed: int = 0,
              time_limit: float | None = 60.0, verbose: bool = False,
              selection_options: Mapping[str, Any] | None = None,
              estimator_options: Mapping[str, Any] | None = None) -> Compressed:
@@ -506,20 +281,24 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
 
     Parameters
     ----------
-    Y : array_like or pandas.DataFrame, shape (models, items)
+    Y : array_like or pandas.DataFrame, shape (models, items), or array_like, shape (models, items, metrics)
         Scores (binary or continuous) of the models you already evaluated on
         every item: rows are models, columns are items. More models than
-        items is fine.
+        items is fine. Multi-metric scores (3-D) go to ``selection="holocosm"``.
     k : int
-        Items to keep, ``1 <= k < items``.
+        Items to keep, ``1 <= k < items`` (for ``"bayesame"``, the most it may keep).
     selection : str
         How to choose the items (:func:`selection_names`): ``"stratified"``
         (default: one item from each of ``k`` strata of difficulty, drawn with
         ``seed``), ``"kmedoids"``, ``"kmedoids-highs"``, ``"irt-anchor"``,
-        ``"random"``.
-    estimator : str
-        Estimator of the full score (:func:`benchsel.formulations.estimation.estimator_names`);
-        the default ``"auto"`` gives each new model the stacked estimate when
+        ``"random"``; ``"holocosm"`` (3-D scores), ``"repcore"`` (needs
+        ``selection_options={"hidden_states": H}``), ``"bayesame"`` (the size
+        by BayesAME's stopping rule; ``c.selection.result.extra`` says how).
+    estimator : str, optional
+        Estimator of the full score (:func:`benchsel.formulations.estimation.estimator_names`).
+        Default: the selection's own (``"source-assisted"`` for ``"holocosm"``,
+        ``"repcore-ridge"`` for ``"repcore"``, ``"bayesame"`` for ``"bayesame"``),
+        else ``"auto"``, which gives each new model the stacked estimate when
         it lies inside the sources' range and the model-assisted one outside
         (:meth:`Compressed.route` says which). A sampling design's weights go
         to estimators with a ``weights`` option unless ``estimator_options``
@@ -531,7 +310,7 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
     verbose : bool
         Progress lines on stderr.
     selection_options, estimator_options : mapping, optional
-        Passed to the selection's method and to the estimator.
+        Passed to the selection (its build options, then its method) and to the estimator.
 
     Returns
     -------
@@ -539,22 +318,28 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
         ``items``, the fitted ``estimator`` and ``predict(Y_new[:, items])``.
     """
 
-    A, labels = check_matrix(Y, None, "Y")
+    s = get_selection(selection)
     k = check_int(k, "k", low=1)
-    check_matrix(A, k, "Y")
+    A, labels = check_source_scores(s, Y, k, "Y")
+    name = estimator if estimator is not None else (s.estimator or DEFAULT_ESTIMATOR)
     est_opts = dict(estimator_options or {})
-    est = get_estimator(estimator, **est_opts)  # unknown names and options refused before any work
+    est = get_estimator(name, **est_opts)  # unknown names and options refused before any work
+    if A.ndim == 3 and not est.multi_metric:
+        raise InvalidInputError(f"estimator: {name!r} estimates one metric; the scores of selection {selection!r} "
+                                f"have shape {A.shape} (models, items, metrics): use 'source-assisted' (default), "
+                                "'mean' or 'cluster-weighted'")
     sel = select_items(A, k, selection, seed=seed, time_limit=time_limit, verbose=verbose,
                        **dict(selection_options or {}))
     if sel.weights is not None and "weights" in est.get_params() and "weights" not in est_opts:
         est.set_params(weights=sel.weights)
     t0 = time.perf_counter()
-    _log(verbose, f"estimator {estimator!r}: fitting on {A.shape[0]} source models")
+    _log(verbose, f"estimator {name!r}: fitting on {A.shape[0]} source models")
     est.fit(A, sel.items)
     dt = time.perf_counter() - t0
-    _log(verbose, f"estimator {estimator!r}: fitted in {dt:.2f} s")
-    src = source_scores(Y, A, selection=selection, estimator=estimator, seed=seed, time_limit=time_limit,
-                        selection_options=selection_options)
+    _log(verbose, f"estimator {name!r}: fitted in {dt:.2f} s")
+    opts = {o: _saved_option(v) for o, v in dict(selection_options or {}).items()}
+    src = source_scores(Y, A, selection=selection, estimator=name, seed=seed, time_limit=time_limit,
+                        selection_options=opts)
     return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt, src)
 
 

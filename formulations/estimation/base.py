@@ -368,14 +368,14 @@ class Estimator:
 
         Parameters
         ----------
-        Y_target : array_like, shape (T, k)
+        Y_target : array_like, shape (T, k) (or (T, k, K) for multi-metric data)
             As for :meth:`predict`.
         alpha : float
             Miscoverage, ``0 < alpha < 1`` (0.1 gives 90 % intervals).
 
         Returns
         -------
-        low, high : ndarray, shape (T,)
+        low, high : ndarray, shape (T,) (or (T, K): one split-conformal quantile per metric)
         """
         a = check_alpha(alpha)
         Yt = self._targets(Y_target)
@@ -386,13 +386,16 @@ class Estimator:
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(estimate, low, high), each shape (T,): split-conformal by default."""
         est = np.asarray(self._predict(Yt), dtype=float)
-        if est.ndim != 1:
-            raise InvalidInputError(f"estimator: {self.name!r} gives intervals for one metric only")
-        q = conformal_quantile(self._conformal_residuals(), alpha)
+        res = self._conformal_residuals()
+        if est.ndim == 1:
+            q: Any = conformal_quantile(res, alpha)
+        else:  # multi-metric: one quantile per metric
+            q = np.array([conformal_quantile(res[:, j], alpha) for j in range(est.shape[1])])
         return est, est - q, est + q
 
     def _conformal_residuals(self) -> np.ndarray:
-        """Absolute errors on held-out source models of refits on the other folds (cached); shape (S,)."""
+        """Absolute errors on held-out source models of refits on the other folds (cached); shape (S,)
+        (multi-metric: (S, K))."""
         cached: np.ndarray | None = getattr(self, "_conf_res", None)
         if cached is None:
             Y = getattr(self, "_Y_fit", None)
@@ -403,7 +406,7 @@ class Estimator:
             folds = min(CONFORMAL_FOLDS, S)
             fold = np.random.default_rng(0).permutation(np.arange(S) % folds)
             truth = Y.mean(axis=1)
-            res = np.full(S, np.nan)
+            res = np.full(truth.shape, np.nan)
             sel = self.selection_
             for f in range(folds):
                 tr, va = fold != f, fold == f
@@ -411,7 +414,8 @@ class Estimator:
                     continue
                 est = type(self)(**self._raw).fit(Y[tr], sel)
                 res[va] = np.asarray(est.predict(Y[va][:, sel]), dtype=float) - truth[va]
-            cached = np.abs(res[np.isfinite(res)])
+            ok = np.isfinite(res) if res.ndim == 1 else np.isfinite(res).all(axis=1)
+            cached = np.abs(res[ok])
             self._conf_res = cached
         return cached
 

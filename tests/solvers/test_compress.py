@@ -171,7 +171,7 @@ def test_labels_end_to_end(Y):
 
 def test_kmedoids_selection_that_would_not_fit_is_refused_by_name(Y, monkeypatch):
     """Issue 32: no dense N x N matrix when it would not fit; the default selection builds none."""
-    import benchsel.solvers.compression as comp
+    import benchsel.solvers.selections as comp
 
     monkeypatch.setattr(comp, "available_bytes", lambda: 100_000)  # 100 kB available
     with pytest.raises(InvalidInputError, match=r"^selection: 'kmedoids' builds a dense 90 x 90 dissimilarity .*"
