@@ -198,6 +198,8 @@ class Formulation(abc.ABC):
             (``LinearModel.lazy``); a formulation may then return a smaller
             master model. Static consumers (MPS, CP-SAT) leave it False.
 
+        Notes
+        -----
         Subclasses add their model options (those declared in
         ``model_options``) as keyword parameters with defaults.
         """

@@ -179,8 +179,10 @@ class CountFeasibility:
     Parameters
     ----------
     classes : MetricClasses
-    threads, linearization_level, presolve, cpsat_parameters, seed, verbose
+    threads, linearization_level, presolve, cpsat_parameters, seed
         CP-SAT settings.
+    attempts : list of Attempt
+        The solves made so far.
     """
 
     classes: MetricClasses
