@@ -163,10 +163,11 @@ def markdown(rows: list[dict[str, Any]], grows: list[dict[str, Any]], time_limit
         out += ["", "| eps | n x m | group sizes | grouped optimum | per group | termination | ungrouped optimum | "
                 "termination | ungrouped optimum meets the grouped property |", "|---|---|---|---|---|---|---|---|---|"]
         for g in grows:
+            meets = g["ungrouped_meets_grouped"]
             out.append(f"| {g['eps']} | {g['n_metrics']} x {g['n_alternatives']} | {g['group_sizes']} | "
                        f"{_fmt(g['grouped'])} | {g['per_group']} | {g['grouped_termination']} | "
                        f"{_fmt(g['ungrouped'])} | {g['ungrouped_termination']} | "
-                       f"{'–' if g['ungrouped_meets_grouped'] is None else ('yes' if g['ungrouped_meets_grouped'] else 'no')} |")
+                       f"{'–' if meets is None else ('yes' if meets else 'no')} |")
     return "\n".join(out) + "\n"
 
 
