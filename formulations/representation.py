@@ -40,8 +40,8 @@ class PositionalRepresentation(_PositionalBase):
         Group size, ``1 <= g <= n``.
     groups : sequence of sequences of int, optional
         Metric groups (column positions; may overlap, need not cover every
-        metric: SPEC F2 and the paper's Definition 4.1 take any user-given
-        groups). Default: the single group of all metrics.
+        metric: the generalised property takes any user-given groups).
+        Default: the single group of all metrics.
     include : sequence of int or str, optional
         Metrics every selection must contain (forced inclusion, e.g. an
         existing lite subset to extend); the model fixes ``x_i = 1`` for them.

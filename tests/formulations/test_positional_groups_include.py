@@ -94,6 +94,24 @@ def test_forced_representation_check_and_random_start(args, g):
     assert f.lower_bound() <= brute_force(f)[0]
 
 
+@given(cases, st.sampled_from([0.25, 1 / 3]), st.booleans())
+@settings(max_examples=12, deadline=None)
+def test_random_grouped_and_forced_instances_every_method(args, eps, representation):
+    seed, m, n, t, s = args
+    rng = np.random.default_rng(seed)
+    inc = sorted(rng.choice(n, size=min(s, n), replace=False).tolist()) or None
+    table = rng.integers(0, 3, size=(m, n))
+    if representation:
+        f = PR.from_scores(table, g=2 if n >= 2 else 1, include=inc)
+    else:
+        f = PP.from_scores(table, eps=eps, groups=random_partition(rng, n, min(t, n)), include=inc)
+    opt = brute_force(f)[0]
+    for method in available_methods(f):
+        if method in ("pyomo", "scip"):  # the same model as "highs" and "cpsat", checked on the fixed cases below
+            continue
+        assert check_method(f, method, optimum=opt, time_limit=60) == [], method
+
+
 # ------------------------------------------ every method against brute force
 def _instances():
     rng = np.random.default_rng(11)
