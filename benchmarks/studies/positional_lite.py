@@ -129,9 +129,10 @@ def group_rows(data: Path, time_limit: float, seed: int, verbose: bool = True) -
         g = _exact(fg, time_limit, seed)
         u = _exact(fu, time_limit, seed)
         meets = None if u["selection"] is None else bool(fg.is_feasible(u["selection"]))
-        per = [int(np.isin(G, g["selection"]).sum()) for G in fg.groups] if g["selection"] is not None else None
+        parts = [G for G, _ in fg.group_formulations()]
+        per = [int(np.isin(G, g["selection"]).sum()) for G in parts] if g["selection"] is not None else None
         rows.append({"eps": eps, "n_metrics": fg.n_metrics, "n_alternatives": fg.n_alternatives,
-                     "group_sizes": " ".join(str(G.size) for G in fg.groups),
+                     "group_sizes": " ".join(str(G.size) for G in parts),
                      "grouped": g["value"], "grouped_termination": g["termination"], "grouped_seconds": g["seconds"],
                      "per_group": None if per is None else " ".join(map(str, per)),
                      "ungrouped": u["value"], "ungrouped_termination": u["termination"],
