@@ -126,6 +126,78 @@ def _resolve_groups(groups: Any, metrics: tuple[str, ...]) -> list[list[int]] | 
     return out
 
 
+def _metric_ids(values: Any, metrics: tuple[str, ...], name: str) -> np.ndarray:
+    """Metric column names or positions -> positions (int64, shape (len(values),), order kept).
+
+    Unknown names and positions outside ``[0, n)`` are named in the error.
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise InvalidInputError(f"{name}: expected a list of metric column names or positions, got {values!r}")
+    n = len(metrics)
+    index = {m: i for i, m in enumerate(metrics)}
+    out, unknown = [], []
+    for v in values:
+        if isinstance(v, str):
+            if v in index:
+                out.append(index[v])
+            else:
+                unknown.append(repr(v))
+        elif isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            if 0 <= int(v) < n:
+                out.append(int(v))
+            else:
+                unknown.append(str(int(v)))
+        else:
+            raise InvalidInputError(f"{name}: expected metric column names or integer positions, got {v!r}")
+    if unknown:
+        raise InvalidInputError(f"{name}: expected metric column names or positions in [0, {n}), got unknown "
+                                f"metric(s) {', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''}")
+    return np.asarray(out, dtype=np.int64)
+
+
+def _check_include(include: Any, metrics: tuple[str, ...]) -> np.ndarray:
+    """``include``: distinct known metrics -> sorted positions, int64 shape (s,) (empty when None)."""
+    if include is None:
+        return np.zeros(0, dtype=np.int64)
+    ids = _metric_ids(include, metrics, "include")
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        dup = [metrics[i] for i in uniq[counts > 1]]
+        raise InvalidInputError(f"include: expected distinct metrics, got {', '.join(map(repr, dup[:10]))} "
+                                "more than once")
+    return uniq
+
+
+def _check_partition(groups: Any, metrics: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+    """``groups`` must partition the metrics: non-empty, disjoint, covering every metric.
+
+    Returns the groups as sorted int64 position arrays; the error names the
+    offending group and metrics.
+    """
+    if isinstance(groups, (str, bytes)) or not isinstance(groups, (Sequence, np.ndarray)) or len(groups) == 0:
+        raise InvalidInputError("groups: expected a non-empty list of metric groups (lists of column names or "
+                                f"positions) partitioning the metrics, got {groups!r}")
+    out: list[np.ndarray] = []
+    owner: dict[int, int] = {}
+    for t, G in enumerate(groups):
+        ids = _metric_ids(G, metrics, f"groups[{t}]")
+        if ids.size == 0:
+            raise InvalidInputError(f"groups[{t}]: expected a non-empty group of metrics, got an empty one")
+        for i in ids.tolist():
+            if i in owner:
+                where = "twice in that group" if owner[i] == t else f"also in groups[{owner[i]}]"
+                raise InvalidInputError(f"groups[{t}]: groups must not overlap, got metric {metrics[i]!r} "
+                                        f"(position {i}) {where}")
+            owner[i] = t
+        out.append(np.sort(ids))
+    left = [i for i in range(len(metrics)) if i not in owner]
+    if left:
+        names = ", ".join(repr(metrics[i]) for i in left[:10])
+        raise InvalidInputError(f"groups: expected every metric in exactly one group, got {len(left)} left out: "
+                                f"{names}{' ...' if len(left) > 10 else ''}")
+    return tuple(out)
+
+
 def _positional_iv(positions: Any, ties: Any, alternatives: Any) -> np.ndarray:
     """Checks of the positional formulations' ``positions`` (pure); returns them as int64, shape (m, n).
 
@@ -193,6 +265,9 @@ class _PositionalBase(Formulation):
         The policies that produced ``positions`` (recorded in results).
     dropped_alternatives : sequence of str
         Alternatives removed by ``missing="drop"`` (recorded).
+    include : sequence of int or str, optional
+        Metrics (positions or column names) every selection must contain, e.g.
+        an existing lite subset to start from (forced inclusion).
     """
 
     sense = "min"
@@ -201,7 +276,7 @@ class _PositionalBase(Formulation):
 
     def __init__(self, positions: Any, *, alternatives: Sequence[str] | None = None,
                  metrics: Sequence[str] | None = None, ties: str | None = None, missing: str | None = None,
-                 dropped_alternatives: Sequence[str] = ()) -> None:
+                 dropped_alternatives: Sequence[str] = (), include: Sequence[Any] | None = None) -> None:
         P = _positional_iv(positions, ties, alternatives)
         m, n = P.shape
         self._P = np.ascontiguousarray(P, dtype=np.int64)
@@ -215,6 +290,8 @@ class _PositionalBase(Formulation):
         self.ties = ties
         self.missing = missing
         self.dropped_alternatives = tuple(str(a) for a in dropped_alternatives)
+        self._include = _check_include(include, self._mets)
+        self._include.setflags(write=False)
 
     @staticmethod
     def _labels(labels: Sequence[str] | None, size: int, name: str) -> tuple[str, ...]:
@@ -265,6 +342,7 @@ class _PositionalBase(Formulation):
             "ties": self.ties,
             "missing": self.missing,
             "dropped_alternatives": self.dropped_alternatives,
+            "include": self._include.tolist() if self._include.size else None,
         }
 
     def _policy_extras(self) -> dict[str, Any]:
@@ -274,7 +352,28 @@ class _PositionalBase(Formulation):
             "n_metrics": self.n_metrics,
             "n_alternatives": self.n_alternatives,
             "n_alternatives_dropped": len(self.dropped_alternatives),
+            "n_included": int(self._include.size),
         }
+
+    # ------------------------------------------------------ forced inclusion
+    @property
+    def include(self) -> np.ndarray:
+        """Metrics every selection must contain, sorted positions, shape (s,) (read-only)."""
+        return self._include
+
+    def _include_reasons(self, K: np.ndarray) -> list[str]:
+        """Why ``K`` misses forced metrics (empty: it contains every one of ``include``)."""
+        miss = np.setdiff1d(self._include, K)
+        if miss.size == 0:
+            return []
+        names = ", ".join(repr(self._mets[i]) for i in miss[:10])
+        return [f"include: {miss.size} forced metric(s) not selected: {names}{' ...' if miss.size > 10 else ''}"]
+
+    def _include_first(self, rng: np.random.Generator) -> np.ndarray:
+        """A random order of the metrics with the forced ones first, shape (n,)."""
+        rest = np.setdiff1d(np.arange(self.n_metrics), self._include)
+        first = rng.permutation(self._include.copy()) if self._include.size else self._include
+        return np.concatenate([first, rng.permutation(rest)]).astype(np.int64)
 
     # ---------------------------------------------------------- diagnostics
     def counts(self, selection: Any = None) -> np.ndarray:

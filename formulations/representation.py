@@ -40,7 +40,13 @@ class PositionalRepresentation(_PositionalBase):
         Group size, ``1 <= g <= n``.
     groups : sequence of sequences of int, optional
         Metric groups (column positions; may overlap, need not cover every
-        metric). Default: the single group of all metrics.
+        metric: the generalised property takes any user-given groups).
+        Default: the single group of all metrics.
+    include : sequence of int or str, optional
+        Metrics every selection must contain (forced inclusion, e.g. an
+        existing lite subset to extend); the model fixes ``x_i = 1`` for them.
+        ``K = N`` contains them and is always g-representative, so forced
+        inclusion never makes the problem infeasible.
     alternatives, metrics, ties, missing, dropped_alternatives
         Labels and recorded policies (see :class:`_PositionalBase`).
 
@@ -58,9 +64,10 @@ class PositionalRepresentation(_PositionalBase):
 
     def __init__(self, positions: Any, g: int, *, groups: Sequence[Sequence[int]] | None = None,
                  alternatives: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
-                 ties: str | None = None, missing: str | None = None, dropped_alternatives: Sequence[str] = ()) -> None:
+                 ties: str | None = None, missing: str | None = None, dropped_alternatives: Sequence[str] = (),
+                 include: Sequence[Any] | None = None) -> None:
         super().__init__(positions, alternatives=alternatives, metrics=metrics, ties=ties, missing=missing,
-                         dropped_alternatives=dropped_alternatives)
+                         dropped_alternatives=dropped_alternatives, include=include)
         n = self.n_metrics
         self.g = check_int(g, "g", low=1, high=n, high_doc=f"n = {n} (the number of metrics)")
         self._groups_given = groups is not None
@@ -90,7 +97,7 @@ class PositionalRepresentation(_PositionalBase):
     @classmethod
     def from_scores(cls, table: Any, g: int, *, groups: Sequence[Sequence[Any]] | None = None,
                     higher_is_better: Any = None, ties: str = "min",
-                    missing: str = "error") -> PositionalRepresentation:
+                    missing: str = "error", include: Sequence[Any] | None = None) -> PositionalRepresentation:
         """Build from a score table.
 
         Parameters
@@ -108,19 +115,22 @@ class PositionalRepresentation(_PositionalBase):
         ties : {"min", "max", "ordinal"}
         missing : {"error", "last", "drop"}
             See :func:`rank_table`.
+        include : sequence of int or str, optional
+            Forced metrics, as column positions or column names.
         """
         prof = rank_table(table, higher_is_better=higher_is_better, ties=ties, missing=missing)
-        return cls._from_profile(prof, g=g, groups=_resolve_groups(groups, prof.metrics))
+        return cls._from_profile(prof, g=g, groups=_resolve_groups(groups, prof.metrics), include=include)
 
     @classmethod
     def from_rankings(cls, rankings: Any, g: int, *, groups: Sequence[Sequence[Any]] | None = None,
-                      ties: str = "min", missing: str = "error") -> PositionalRepresentation:
+                      ties: str = "min", missing: str = "error",
+                      include: Sequence[Any] | None = None) -> PositionalRepresentation:
         """Build from rankings: ``rankings[a, i]`` = position of alternative ``a`` under metric ``i``
         (1 = best; equal values tie), shape (m, n); re-ranked under ``ties`` (so dense
         positions 1, 1, 2 become 1, 1, 3 under ``"min"``)."""
         scores = _rankings_as_scores(rankings, missing)
         return cls.from_scores(scores, g, groups=groups, higher_is_better=True, ties=ties,
-                               missing=missing)
+                               missing=missing, include=include)
 
     @property
     def groups(self) -> tuple[np.ndarray, ...]:
@@ -131,7 +141,8 @@ class PositionalRepresentation(_PositionalBase):
                 "groups": [G.tolist() for G in self._groups] if self._groups_given else None}
 
     def _repr_extra(self) -> str:
-        return f", g={self.g}" + (f", groups={len(self._groups)}" if self._groups_given else "")
+        return (f", g={self.g}" + (f", groups={len(self._groups)}" if self._groups_given else "")
+                + (f", include={self._include.size}" if self._include.size else ""))
 
     # ------------------------------------------------------------- rows
     @cached_property
@@ -264,14 +275,16 @@ class PositionalRepresentation(_PositionalBase):
                     f"floor(C(N,r,a)/g)={req[i]} (C(N,r,a)={cn[i]}, g={self.g})"
                 )
             details[f"violated_pairs{'_group' + str(t) if self._groups_given else ''}"] = np.stack([a, r + 1], axis=1)
-        return Check(total == 0, tuple(reasons[:20]), total, details)
+        forced = self._include_reasons(K)
+        return Check(total == 0 and not forced, tuple((forced + reasons)[:20]), total + len(forced), details)
 
     def random_selection(self, rng: np.random.Generator) -> np.ndarray:
-        """The shortest feasible prefix of a random order of the metrics (always feasible)."""
+        """The shortest feasible prefix of a random order of the metrics, the forced ones first (always feasible)."""
         B, h, _ = self.cover_rows()
-        perm = rng.permutation(self.n_metrics)
+        perm = self._include_first(rng)
         cum = np.cumsum(B[:, perm], axis=1)  # (R, n): coverage of each prefix
-        ok = (cum >= h[:, None]).all(axis=0)
+        ok = np.asarray((cum >= h[:, None]).all(axis=0), dtype=bool)
+        ok[: max(self._include.size - 1, 0)] = False  # every forced metric in the prefix
         L = int(np.argmax(ok)) + 1 if ok.any() else self.n_metrics
         return np.sort(perm[:L])
 
@@ -298,13 +311,16 @@ class PositionalRepresentation(_PositionalBase):
             cls.from_scores(t1, g=2),
             cls.from_scores(t2, g=3, ties="ordinal"),
             cls.from_scores(t3, g=2, missing="last", ties="max", groups=[[0, 1, 2, 3, 4], [3, 4, 5, 6, 7]]),
+            cls.from_scores(t1, g=2, include=[2, 4]),  # forces a larger optimum (5 instead of 4)
+            cls.from_scores(t3, g=2, missing="last", groups=[[0, 2, 4, 6], [1, 3, 5, 7]], include=[0]),
         ]
 
     def lower_bound(self) -> int:
-        """A valid bound ``|K| >= max_G floor(|G|/g)`` (the sum over groups when they are disjoint)."""
+        """A valid bound ``|K| >= max_G floor(|G|/g)`` (the sum over groups when they are disjoint; at least
+        the number of forced metrics)."""
         per = [G.size // self.g for G in self._groups]
         allm = np.concatenate(self._groups)
-        return int(sum(per) if np.unique(allm).size == allm.size else max(per))
+        return max(int(sum(per) if np.unique(allm).size == allm.size else max(per)), int(self._include.size))
 
     def bounds(self, selection: Any = None) -> dict[str, Any]:
         """Worst-case bounds beside what was found.
@@ -358,7 +374,9 @@ class PositionalRepresentation(_PositionalBase):
         B, h, stats = self.cover_rows(presolve=presolve)
         n = self.n_metrics
         b = ModelBuilder("positional_representation")
-        x = b.add_vars("x", n, lb=0, ub=1, integer=True, cost=1.0)
+        lb = np.zeros(n)
+        lb[self._include] = 1.0  # forced metrics
+        x = b.add_vars("x", n, lb=lb, ub=1, integer=True, cost=1.0)
         r, c = np.nonzero(B)
         b.add_rows("cover", rows=r, cols=x[c], vals=1.0, lb=h.astype(float), ub=np.full(h.size, np.inf))
         return b.build(selection_block="x", selection_items=np.arange(n),

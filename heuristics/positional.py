@@ -19,6 +19,11 @@
   on the largest deviation (ties broken by the summed deviation) from
   ``n_restarts`` random starts.
 
+Forced metrics (the formulation's ``include``) start every greedy and
+sample, are never dropped or swapped out; on a grouped proportionality
+instance ``"sample"`` runs on every group's formulation and joins the answers
+(the groups do not interact).
+
 Deviations are integers ``|C(N,T) k - C(K,T) n|`` over the distinct top-r sets
 ``T`` of the formulation (``cut_rows``), so comparisons are exact.
 """
@@ -43,7 +48,7 @@ __all__ = ["cleanup_cover", "greedy_colour", "greedy_multicover", "sample_search
 
 
 # ====================================================================== representation
-def greedy_colour(colours: list[np.ndarray], n: int) -> np.ndarray:
+def greedy_colour(colours: list[np.ndarray], n: int, start: np.ndarray | None = None) -> np.ndarray:
     """The colouring greedy: metrics in the order picked.
 
     Parameters
@@ -52,6 +57,8 @@ def greedy_colour(colours: list[np.ndarray], n: int) -> np.ndarray:
         Colours (blocks of ``g`` metrics), as from ``PositionalRepresentation.colours()``.
     n : int
         Number of metrics.
+    start : ndarray of int, shape (s,), optional
+        Metrics picked first (forced); the colours they carry start covered.
 
     Returns
     -------
@@ -69,24 +76,32 @@ def greedy_colour(colours: list[np.ndarray], n: int) -> np.ndarray:
     covered = np.zeros(n_col, dtype=bool)
     picked: list[int] = []
     left = n_col
-    while left > 0:
-        i = int(np.argmax(count))  # first maximum = lowest index
+
+    def take(i: int) -> None:
+        nonlocal left
         cols = colour_of[starts[i]:starts[i + 1]]
         new = cols[~covered[cols]]
         covered[new] = True
         left -= new.size
         np.subtract.at(count, C[new].ravel(), 1)
         picked.append(i)
+
+    for i in ([] if start is None else np.asarray(start, dtype=np.int64).tolist()):
+        take(int(i))
+    while left > 0:
+        take(int(np.argmax(count)))  # first maximum = lowest index
     return np.asarray(picked, dtype=np.int64)
 
 
-def greedy_multicover(B: np.ndarray, h: np.ndarray) -> np.ndarray:
+def greedy_multicover(B: np.ndarray, h: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
     """Plain greedy for ``sum_{i in T_r} x_i >= h_r``: pick the metric in the most unsatisfied rows.
 
     Parameters
     ----------
     B : ndarray of bool, shape (R, n)
     h : ndarray of int, shape (R,)
+    start : ndarray of int, shape (s,), optional
+        Metrics picked first (forced).
 
     Returns
     -------
@@ -97,6 +112,10 @@ def greedy_multicover(B: np.ndarray, h: np.ndarray) -> np.ndarray:
     Bi = B.astype(np.int64)
     avail = np.ones(B.shape[1], dtype=bool)
     picked: list[int] = []
+    for i in ([] if start is None else np.asarray(start, dtype=np.int64).tolist()):
+        picked.append(int(i))
+        avail[i] = False
+        d -= Bi[:, i]
     while (d > 0).any():
         score = (d > 0).astype(np.int64) @ Bi
         score[~avail] = -1
@@ -109,8 +128,10 @@ def greedy_multicover(B: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.asarray(picked, dtype=np.int64)
 
 
-def cleanup_cover(picked: np.ndarray, B: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Drop picked metrics (last picked first) whose removal keeps every row satisfied.
+def cleanup_cover(picked: np.ndarray, B: np.ndarray, h: np.ndarray, keep_always: np.ndarray | None = None
+                  ) -> np.ndarray:
+    """Drop picked metrics (last picked first, never those of ``keep_always``) whose removal keeps every row
+    satisfied.
 
     Returns
     -------
@@ -120,8 +141,9 @@ def cleanup_cover(picked: np.ndarray, B: np.ndarray, h: np.ndarray) -> np.ndarra
     Bi = B.astype(np.int64)
     keep = list(int(i) for i in picked)
     cov = Bi[:, keep].sum(axis=1) if keep else np.zeros(B.shape[0], np.int64)
+    fixed = set() if keep_always is None else set(np.asarray(keep_always).tolist())
     for i in reversed(list(picked)):
-        if np.all(cov - Bi[:, i] >= h):
+        if int(i) not in fixed and np.all(cov - Bi[:, i] >= h):
             cov = cov - Bi[:, i]
             keep.remove(int(i))
     return np.sort(np.asarray(keep, dtype=np.int64))
@@ -141,12 +163,12 @@ _VERBOSE = Option("verbose", False, "bool", doc="progress lines")
 def run_greedy_colour(f: PositionalRepresentation, *, time_limit: float | None, seed: int | None, cleanup: bool,
                       verbose: bool):
     clock = Clock(time_limit)
-    picked = greedy_colour(f.colours(), f.n_metrics)
+    picked = greedy_colour(f.colours(), f.n_metrics, start=f.include)
     sel = np.sort(picked)
     extra: dict[str, Any] = {"greedy_size": int(picked.size), "cleanup": cleanup}
     if cleanup:
         B, h, _ = f.cover_rows()
-        sel = cleanup_cover(picked, B, h)
+        sel = cleanup_cover(picked, B, h, f.include)
         extra["cleanup_removed"] = int(picked.size - sel.size)
     progress(verbose, f"greedy-color: {picked.size} metrics picked, {sel.size} kept")
     return output(sel, clock, **extra)
@@ -163,8 +185,8 @@ def run_greedy(f: PositionalRepresentation, *, time_limit: float | None, seed: i
                verbose: bool):
     clock = Clock(time_limit)
     B, h, _ = f.cover_rows()
-    picked = greedy_multicover(B, h)
-    sel = cleanup_cover(picked, B, h) if cleanup else np.sort(picked)
+    picked = greedy_multicover(B, h, start=f.include)
+    sel = cleanup_cover(picked, B, h, f.include) if cleanup else np.sort(picked)
     progress(verbose, f"greedy-multicover: {picked.size} metrics picked, {sel.size} kept")
     return output(sel, clock, greedy_size=int(picked.size), cleanup=cleanup)
 
@@ -200,8 +222,8 @@ class _DevState:
 
 
 def swap_descent(st: _DevState, inK: np.ndarray, cost: Callable[[np.ndarray, int], np.ndarray], *,
-                 rng: np.random.Generator, clock: Clock, max_passes: int = 1000, target: int | None = None
-                 ) -> tuple[np.ndarray, int, int, bool]:
+                 rng: np.random.Generator, clock: Clock, max_passes: int = 1000, target: int | None = None,
+                 fixed: np.ndarray | None = None) -> tuple[np.ndarray, int, int, bool]:
     """Swap search at fixed size: for each metric out (seeded order), the best metric in; take it if it lowers ``cost``.
 
     Parameters
@@ -213,6 +235,8 @@ def swap_descent(st: _DevState, inK: np.ndarray, cost: Callable[[np.ndarray, int
         ``cost(CK (R, s), k) -> (s,)`` integer costs of candidate count vectors.
     target : int, optional
         Stop as soon as the cost is ``<= target``.
+    fixed : ndarray of bool, shape (n,), optional
+        Metrics never swapped out (forced).
 
     Returns
     -------
@@ -228,7 +252,7 @@ def swap_descent(st: _DevState, inK: np.ndarray, cost: Callable[[np.ndarray, int
     swaps = 0
     for _ in range(max_passes):
         improved = False
-        for j in rng.permutation(np.flatnonzero(inK)):
+        for j in rng.permutation(np.flatnonzero(inK if fixed is None else inK & ~fixed)):
             if clock.expired():
                 return inK, cur, swaps, True
             if target is not None and cur <= target:
@@ -267,9 +291,12 @@ def sample_search(f: PositionalProportionality, rng: np.random.Generator, clock:
     n, m = f.n_metrics, f.n_alternatives
     eps = float(f.eps_fraction)  # type: ignore[arg-type]
     k0 = int(min(n, math.ceil(math.log(2 * m) / eps**2)))
-    inK = np.zeros(n, dtype=bool)
+    fixed = np.zeros(n, dtype=bool)
+    fixed[f.include] = True
+    inK = fixed.copy()
     if start is None:
-        inK[rng.choice(n, size=k0, replace=False)] = True
+        free = np.flatnonzero(~fixed)
+        inK[rng.choice(free, size=min(max(k0 - int(fixed.sum()), 0), free.size), replace=False)] = True
     else:
         inK[start] = True
     CK = st.B[:, inK].sum(axis=1)
@@ -291,7 +318,9 @@ def sample_search(f: PositionalProportionality, rng: np.random.Generator, clock:
     while k > 1:
         if clock.expired():
             return best, info, True
-        ins = np.flatnonzero(inK)
+        ins = np.flatnonzero(inK & ~fixed)
+        if ins.size == 0:
+            break
         cand = CK[:, None] - st.B[:, ins]
         ex = st.excess(cand, k - 1)
         feas = np.flatnonzero(ex == 0)
@@ -308,7 +337,7 @@ def sample_search(f: PositionalProportionality, rng: np.random.Generator, clock:
         trial = inK.copy()
         trial[j] = False
         trial, cur, sw, timed = swap_descent(st, trial, st.excess, rng=rng, clock=clock, max_passes=max_passes,
-                                             target=0)
+                                             target=0, fixed=fixed)
         info["swaps"] += sw
         if cur == 0:
             inK = trial
@@ -340,6 +369,25 @@ def _accepts_fixed_size(f: Any) -> str | None:
     return None
 
 
+def _sample_groups(f: PositionalProportionality, rng: np.random.Generator, clock: Clock, max_passes: int,
+                   verbose: bool) -> tuple[np.ndarray | None, dict[str, Any], bool]:
+    """One :func:`sample_search` per group (one group when ungrouped), joined; None if a group gave none."""
+    parts: list[np.ndarray] = []
+    info: dict[str, Any] = {}
+    timed = False
+    for G, sub in f.group_formulations():
+        sel, inf, timed = sample_search(sub, rng, clock, max_passes=max_passes, verbose=verbose)
+        info = info or inf
+        if sel is None:
+            return None, info, True
+        parts.append(G[sel])
+        if timed:
+            break
+    if len(parts) < len(f.group_formulations()):
+        return None, info, True
+    return np.sort(np.concatenate(parts)), info, timed
+
+
 @register_method(
     "sample",
     kind="heuristic",
@@ -364,10 +412,10 @@ def run_sample(f: PositionalProportionality, *, time_limit: float | None, seed: 
         if r and clock.expired():
             stopped = Termination.TIME_LIMIT
             break
-        sel, info, timed = sample_search(f, rng, clock, max_passes=max_passes, verbose=verbose)
+        sel, info, timed = _sample_groups(f, rng, clock, max_passes, verbose)
         runs += 1
         first_info = first_info or info
-        if sel is not None and sel.size < best.size and f.is_proportional(sel):
+        if sel is not None and sel.size < best.size and f.is_feasible(sel):
             best = sel
         progress(verbose, f"sample restart {r + 1}/{restarts}: size {None if sel is None else sel.size}")
         if timed:
@@ -395,10 +443,14 @@ def run_swap(f: PositionalProportionality, *, time_limit: float | None, seed: in
         init = f.as_selection(init, "init")
         if init.size != f.size:
             raise InvalidInputError(f"init: expected {f.size} metrics (the fixed size), got {init.size}")
+        if np.setdiff1d(f.include, init).size:
+            raise InvalidInputError(f"init: expected a start holding every forced metric (include), got one "
+                                    f"missing {np.setdiff1d(f.include, init).tolist()}")
     rng = check_rng(seed)
     clock = Clock(time_limit)
     st = _DevState(f)
-    k = int(f.size)  # type: ignore[arg-type]
+    fixed = np.zeros(f.n_metrics, dtype=bool)
+    fixed[f.include] = True
     best, best_cost = None, None
     stopped = Termination.CONVERGED
     total_swaps = 0
@@ -408,8 +460,9 @@ def run_swap(f: PositionalProportionality, *, time_limit: float | None, seed: in
             stopped = Termination.TIME_LIMIT
             break
         inK = np.zeros(f.n_metrics, dtype=bool)
-        inK[init if (init is not None and r == 0) else rng.choice(f.n_metrics, size=k, replace=False)] = True
-        inK, cost, sw, timed = swap_descent(st, inK, st.minimax, rng=rng, clock=clock, max_passes=max_passes)
+        inK[init if (init is not None and r == 0) else f.random_selection(rng)] = True
+        inK, cost, sw, timed = swap_descent(st, inK, st.minimax, rng=rng, clock=clock, max_passes=max_passes,
+                                            fixed=fixed)
         runs += 1
         total_swaps += sw
         if best_cost is None or cost < best_cost:

@@ -88,8 +88,9 @@ def _tied(f: Any, rng: np.random.Generator, near: bool) -> Any:
         scores = np.round(scores / 2)  # ties
         if near:
             scores = scores + 1e-9 * rng.random(scores.shape)
-        kw = {k: p[k] for k in ("eps", "size") if k in p} if isinstance(f, PositionalProportionality) else \
-            {k: p[k] for k in ("g", "groups") if k in p}
+        keys = ("eps", "size", "groups", "include") if isinstance(f, PositionalProportionality) else \
+            ("g", "groups", "include")
+        kw = {k: p[k] for k in keys if k in p}
         return type(f).from_scores(scores, **{k: v for k, v in kw.items() if v is not None})
     return None
 

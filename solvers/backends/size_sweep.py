@@ -122,14 +122,16 @@ class MetricClasses:
     rows: np.ndarray
 
     @classmethod
-    def from_rows(cls, B: np.ndarray) -> MetricClasses:
-        """Classes of the columns of the row matrix ``B`` (bool, shape (R, n))."""
+    def from_rows(cls, B: np.ndarray, split: np.ndarray | None = None) -> MetricClasses:
+        """Classes of the columns of the row matrix ``B`` (bool, shape (R, n)); metrics marked in ``split``
+        (bool, shape (n,), e.g. the forced ones) never share a class with unmarked ones."""
         B = np.asarray(B, dtype=bool)
         n = B.shape[1]
-        if B.shape[0] == 0:
+        S = B if split is None else np.vstack([B, np.asarray(split, dtype=bool)[None, :]])
+        if S.shape[0] == 0:
             label = np.zeros(n, dtype=np.int64)
         else:
-            packed = np.packbits(B.T, axis=1)
+            packed = np.packbits(S.T, axis=1)
             _, first, inv = np.unique(packed, axis=0, return_index=True, return_inverse=True)
             order = np.argsort(first)  # classes numbered by their first metric
             rank = np.empty_like(order)
@@ -174,18 +176,21 @@ class Attempt:
 
 @dataclass
 class CountFeasibility:
-    """CP-SAT feasibility of ``sum y = k``, ``lo <= R y <= hi``, ``0 <= y <= mult`` (exact integers).
+    """CP-SAT feasibility of ``sum y = k``, ``lo <= R y <= hi``, ``lower <= y <= mult`` (exact integers).
 
     Parameters
     ----------
     classes : MetricClasses
     threads, linearization_level, presolve, cpsat_parameters, seed
         CP-SAT settings.
+    lower : ndarray of int64, shape (J,), optional
+        Least count per class (default 0; a class of forced metrics has ``lower = mult``).
     attempts : list of Attempt
         The solves made so far.
     """
 
     classes: MetricClasses
+    lower: np.ndarray | None = None
     threads: int = 1
     linearization_level: int = 0
     presolve: bool = False
@@ -195,13 +200,18 @@ class CountFeasibility:
 
     def __post_init__(self) -> None:
         R = self.classes.rows
+        low = np.zeros(self.classes.n_classes, np.int64) if self.lower is None else np.asarray(self.lower, np.int64)
+        self._low = low
         self._cap = (R.astype(np.int64) @ self.classes.mult) if R.shape[0] else np.zeros(0, np.int64)
+        self._floor = (R.astype(np.int64) @ low) if R.shape[0] else np.zeros(0, np.int64)
         self._idx = [np.flatnonzero(r).tolist() for r in R]
         self._n = int(self.classes.mult.sum())
+        self._nlow = int(low.sum())
 
     def implied(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Bounds on every row implied by ``sum y = k`` and ``0 <= y <= mult`` alone, shape (R,) each."""
-        return np.maximum(0, k - (self._n - self._cap)), np.minimum(k, self._cap)
+        """Bounds on every row implied by ``sum y = k`` and ``lower <= y <= mult`` alone, shape (R,) each."""
+        return (np.maximum(self._floor, k - (self._n - self._cap)),
+                np.minimum(self._cap, k - (self._nlow - self._floor)))
 
     def solve(self, k: int, lo: np.ndarray, hi: np.ndarray, budget: float | None,
               hint: np.ndarray | None = None, target: int | None = None) -> tuple[str, np.ndarray | None]:
@@ -212,7 +222,7 @@ class CountFeasibility:
         ilo, ihi = self.implied(k)
         lo = np.maximum(np.asarray(lo, dtype=np.int64), ilo)
         hi = np.minimum(np.asarray(hi, dtype=np.int64), ihi)
-        if not 0 <= k <= self._n or (lo > hi).any():  # an empty interval: no solver needed
+        if not self._nlow <= k <= self._n or (lo > hi).any():  # an empty interval: no solver needed
             self.attempts.append(Attempt(tag, budget or 0.0, INFEASIBLE, time.perf_counter() - t0, 0))
             return INFEASIBLE, None
         keep = np.flatnonzero((lo > ilo) | (hi < ihi))
@@ -223,8 +233,8 @@ class CountFeasibility:
         cm = cp_model.CpModel()
         proto = cm.proto
         J = self.classes.n_classes
-        for u in self.classes.mult.tolist():
-            proto.variables.add().domain.extend([0, int(u)])
+        for lw, u in zip(self._low.tolist(), self.classes.mult.tolist()):
+            proto.variables.add().domain.extend([int(lw), int(u)])
         card = proto.constraints.add().linear
         card.vars.extend(range(J))
         card.coeffs.extend([1] * J)
@@ -445,17 +455,19 @@ def _shrink(f: Any, sel: np.ndarray, k: int) -> np.ndarray:
     B, c = f.cut_rows()
     p, q = f.eps_fraction.numerator, f.eps_fraction.denominator
     Bi = B.astype(np.int64)
-    K = list(int(i) for i in sel)
-    CK = Bi[:, K].sum(axis=1) if B.shape[0] else np.zeros(0, np.int64)
-    while len(K) > max(k, 1):
+    forced = set(f.include.tolist())
+    K = [int(i) for i in sel if int(i) in forced]  # forced metrics stay
+    free = [int(i) for i in sel if int(i) not in forced]
+    CK = Bi[:, K + free].sum(axis=1) if B.shape[0] else np.zeros(0, np.int64)
+    while free and len(K) + len(free) > max(k, 1):
         if not B.shape[0]:
-            K.pop()
+            free.pop()
             continue
-        cand = CK[:, None] - Bi[:, K]
-        j = int(np.argmin(_excess(B, c, f.n_metrics, p, q, cand, len(K) - 1)))
+        cand = CK[:, None] - Bi[:, free]
+        j = int(np.argmin(_excess(B, c, f.n_metrics, p, q, cand, len(K) + len(free) - 1)))
         CK = cand[:, j]
-        K.pop(j)
-    return np.sort(np.asarray(K, dtype=np.int64))
+        free.pop(j)
+    return np.sort(np.asarray(K + free, dtype=np.int64))
 
 
 def _warm_start(f: Any, cls: str, ws: Any, clock: _Clock, share: float, seed: int | None,
@@ -522,14 +534,22 @@ def run_size_sweep(f: Any, *, time_limit: float | None, seed: int | None, thread
         raise InvalidInputError(f"formulation: method 'size-sweep' does not accept a {type(f).__name__}: {why}")
     cls = instance_class(f)
     assert cls is not None
+    if cls == "min-size" and f.groups is not None:
+        return _run_groups(f, time_limit=time_limit, seed=seed, threads=threads, warm_start=warm_start,
+                           heuristic_share=heuristic_share, size_budget=size_budget, lookahead=lookahead,
+                           linearization_level=linearization_level, presolve=presolve,
+                           cpsat_parameters=cpsat_parameters, verbose=verbose)
     clock = _Clock(time_limit)
     if cls == "representation":
         B, _h, _ = f.cover_rows()
     else:
         B, _c = f.cut_rows()
-    classes = MetricClasses.from_rows(B)
-    oracle = CountFeasibility(classes, threads=threads, linearization_level=linearization_level, presolve=presolve,
-                              cpsat_parameters=cpsat_parameters, seed=seed)
+    forced = np.zeros(f.n_metrics, dtype=bool)
+    forced[f.include] = True
+    classes = MetricClasses.from_rows(B, split=forced if forced.any() else None)
+    lower = np.array([int(forced[m[0]]) * int(m.size) for m in classes.members], dtype=np.int64)
+    oracle = CountFeasibility(classes, lower=lower, threads=threads, linearization_level=linearization_level,
+                              presolve=presolve, cpsat_parameters=cpsat_parameters, seed=seed)
     inc_sel, source, hbound = _warm_start(f, cls, warm_start, clock, heuristic_share, seed, verbose)
     prep = clock.elapsed
     extra: dict[str, Any] = {"instance_class": cls, "warm_start_source": source, "n_metric_classes": classes.n_classes,
@@ -551,6 +571,29 @@ def run_size_sweep(f: Any, *, time_limit: float | None, seed: int | None, thread
         "attempts": " ".join(a.text() for a in att),
     })
     return MethodOutput(sel, term, bound, prep, clock.elapsed - prep, extra)
+
+
+def _run_groups(f: Any, *, time_limit: float | None, **kw: Any) -> MethodOutput:
+    """Grouped minimum-size proportionality: the groups do not interact, so every group's formulation is swept
+    on its own (each with an equal share of the time left) and the answers joined; optimal when every group's
+    is, the bound the sum of the groups' bounds."""
+    clock = _Clock(time_limit)
+    parts = f.group_formulations()
+    ws = kw.pop("warm_start")
+    sels, bound, term, attempts, prep = [], 0.0, Termination.OPTIMAL, [], 0.0
+    for t, (G, sub) in enumerate(parts):
+        left = clock.left
+        tl = None if left is None else max(left / (len(parts) - t), 0.01)
+        sub_ws = ws if ws is None or isinstance(ws, str) else np.flatnonzero(np.isin(G, f.as_selection(ws)))
+        out = run_size_sweep(sub, time_limit=tl, warm_start=sub_ws, **kw)
+        sels.append(G[out.selection])
+        bound += float(out.bound)
+        prep += out.build_seconds
+        attempts.append(f"group{t}[{out.extra.get('attempts', '')}]")
+        if out.termination != Termination.OPTIMAL:
+            term = Termination.TIME_LIMIT
+    extra = {"instance_class": "min-size", "n_groups": len(parts), "attempts": " ".join(attempts)}
+    return MethodOutput(np.sort(np.concatenate(sels)), term, bound, prep, clock.elapsed - prep, extra)
 
 
 def _run_min_size(f: Any, oracle: CountFeasibility, classes: MetricClasses, inc_sel: np.ndarray,

@@ -1,11 +1,14 @@
 """Real leaderboard tables of shared/data/positional: loader and solves (skipped when the data is absent)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from support.data import needs_data
 
 from benchsel.benchmarks._data import default_data_dir
+from benchsel.benchmarks.studies.positional_lite import HELM_LITE_IN_CLASSIC
 from benchsel.formulations import PositionalProportionality as PP
 from benchsel.formulations import PositionalRepresentation as PR
 from benchsel.instances import load_score_table
@@ -99,3 +102,25 @@ def test_loader_errors(tmp_path):
     assert df.shape == (2, 2) and np.isnan(df.loc["m2", "A"]) and df.attrs["lower_is_better"] == ["B - ECE"]
     with pytest.raises(InvalidInputError, match="not found"):
         load_score_table(tmp_path / "missing.tsv")
+
+
+@needs_data("positional", "helm", "accuracy.tsv")
+@pytest.mark.parametrize("policy", ["drop", "last"])
+def test_helm_lite_extension_agrees_with_brute_force_over_its_supersets(policy):
+    """The study's include= rows (benchmarks/studies/positional_lite.py): the 5 HELM Lite scenarios of HELM
+    Classic accuracy forced, every superset (2**11) enumerated."""
+    df = load_score_table(POS / "helm/accuracy.tsv")
+    lite = list(HELM_LITE_IN_CLASSIC)
+    for f in (PP.from_scores(df, eps=0.2, missing=policy, include=lite),
+              PR.from_scores(df, g=3, missing=policy, include=lite)):
+        L = f.include
+        rest = np.setdiff1d(np.arange(f.n_metrics), L)
+        best = min(len(L) + k for k in range(rest.size + 1) for c in itertools.combinations(rest.tolist(), k)
+                   if f.is_feasible(np.sort(np.concatenate([L, np.asarray(c, dtype=np.int64)]))))
+        for m in ("auto", "highs", "sample" if isinstance(f, PP) else "greedy-multicover"):
+            r = solve(f, m, seed=0, time_limit=60)
+            assert r.feasible and set(L.tolist()) <= set(r.selection.tolist())
+            if m in ("auto", "highs"):
+                assert r.termination == "optimal" and r.objective == best
+            else:
+                assert r.objective >= best

@@ -99,3 +99,21 @@ def test_synthetic_profiles_are_seeded_and_structured():
         mallows_profile(3, 3, phi=0)
     with pytest.raises(InvalidInputError, match="p"):
         swap_pairs_profile(3, 3, p=1.5)
+
+
+def test_forced_metrics_stay_through_sample_swaps_and_greedy():
+    df = mallows_profile(30, 12, phi=0.7, seed=1)
+    forced = [0, 7, 19, 28]
+    f = PP.from_scores(df, eps=0.2, include=forced)
+    a = solve(f, "sample", seed=3)
+    assert a.feasible and set(forced) <= set(a.selection.tolist()) and f.is_proportional(a.selection)
+    exact = solve(f, "auto", time_limit=60)
+    assert exact.termination == "optimal" and exact.objective <= a.objective
+    assert exact.objective >= solve(PP.from_scores(df, eps=0.2), "auto", time_limit=60).objective
+    fx = PP.from_scores(df, size=6, include=forced)
+    s = solve(fx, "prop-swap", seed=0, n_restarts=2)
+    assert s.feasible and set(forced) <= set(s.selection.tolist())
+    assert greedy_colour(PR.from_scores(df, g=3).colours(), 30, start=np.array(forced))[:4].tolist() == forced
+    grouped = PP.from_scores(df, eps=0.25, groups=[list(range(15)), list(range(15, 30))], include=forced)
+    g = solve(grouped, "sample", seed=0)
+    assert g.feasible and g.objective >= solve(grouped, "auto", time_limit=60).objective

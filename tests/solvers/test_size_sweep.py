@@ -19,6 +19,7 @@ from benchsel.solvers.backends.size_sweep import (
     FEASIBLE,
     INFEASIBLE,
     UNKNOWN,
+    CountFeasibility,
     MetricClasses,
     _Clock,
     sweep_min_size,
@@ -89,6 +90,45 @@ def test_representation_groups_keep_identical_columns_apart():
         assert (m < 4).all() or (m >= 4).all()
     res = solve(f, "size-sweep", time_limit=30)
     assert res.termination == "optimal" and res.objective == brute_force(f)[0]
+
+
+@given(st.integers(0, 10**6), st.integers(2, 5), st.integers(3, 6), st.integers(1, 2), st.integers(0, 2),
+       st.sampled_from(["min", "fixed", "rep"]))
+@settings(max_examples=30, deadline=None)
+def test_forced_metrics_with_duplicate_copies_match_brute_force(seed, m, n, dup, s, kind):
+    T = _with_duplicates(seed, m, n, dup)
+    inc = np.random.default_rng(seed).choice(n + dup, size=s, replace=False).tolist() or None
+    f = (PP.from_scores(T, eps=0.25, include=inc) if kind == "min" else
+         PP.from_scores(T, size=max(s, 2), include=inc) if kind == "fixed" else PR.from_scores(T, g=2, include=inc))
+    opt, _ = brute_force(f)
+    res = solve(f, "size-sweep", time_limit=30)
+    assert res.termination == "optimal" and res.feasible and set(inc or ()) <= set(res.selection.tolist())
+    assert res.objective == pytest.approx(opt, abs=1e-12) and res.bound == pytest.approx(opt, abs=1e-12)
+
+
+def test_forced_metrics_get_their_own_classes_with_fixed_counts():
+    T = np.random.default_rng(3).normal(size=(5, 4))
+    f = PP.from_scores(np.concatenate([T, T[:, [0, 0]]], axis=1), eps=0.2, include=[4])
+    forced = np.isin(np.arange(6), f.include)
+    cl = MetricClasses.from_rows(f.cut_rows()[0], split=forced)
+    assert [m.tolist() for m in cl.members] == [[0, 5], [1], [2], [3], [4]]  # 4, a copy of 0, is forced: apart
+    lower = np.array([int(forced[m[0]]) * m.size for m in cl.members])
+    oracle = CountFeasibility(cl, lower=lower)
+    lo, hi = oracle.implied(3)
+    B = cl.rows.astype(np.int64)
+    assert (lo >= B @ lower).all() and (hi <= B @ cl.mult).all()
+    assert oracle.solve(0, np.zeros(B.shape[0]), np.full(B.shape[0], 9), None)[0] == INFEASIBLE  # k < forced
+    st_, y = oracle.solve(6, np.zeros(B.shape[0]), np.full(B.shape[0], 9), None)
+    assert st_ == FEASIBLE and y.tolist() == cl.mult.tolist()
+
+
+def test_grouped_sweep_joins_the_groups_and_splits_warm_starts():
+    T = np.random.default_rng(4).integers(0, 3, size=(5, 8)).astype(float)
+    f = PP.from_scores(T, eps=0.3, groups=[[0, 2, 4, 6], [1, 3, 5, 7]], include=[7])
+    opt, _ = brute_force(f)
+    res = solve(f, "size-sweep", time_limit=30, warm_start=np.arange(8))
+    assert res.termination == "optimal" and res.objective == opt == res.bound and res.extra["n_groups"] == 2
+    assert res.extra["attempts"].startswith("group0[")
 
 
 # ------------------------------------------------------------ the schedulers
