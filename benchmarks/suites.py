@@ -52,6 +52,7 @@ from benchsel.instances.orlib import load_pmed, load_pmed_optima
 from benchsel.instances.responses import load_responses, make_multimetric, paper_split
 from benchsel.instances.scores import load_score_table, mallows_profile
 from benchsel.instances.synthetic import make_benchmark_responses, make_kmedoids
+from benchsel.solvers.selections import irt_kmedoids
 
 from .coresets import KS, real_matrices, response_coreset
 from .fidelity import rank_correlations, run_suite
@@ -586,18 +587,24 @@ def _repcore_population(n_sources: int, seed: int, n_items: int = REPCORE_ITEMS,
 
 
 def _repcore_instance(n_sources: int, seed: int, k: int, space: str, **population: Any) -> Any:
-    """KMedoids on the consensus embedding (cosine), the 0/1 source vectors (Euclidean) or their correlation."""
+    """KMedoids on the consensus embedding (cosine), the 0/1 source vectors (Euclidean), their correlation,
+    or the items' 2PL parameters (``"irt"``, tinyBenchmarks' anchors, Euclidean)."""
 
     hs = _repcore_population(n_sources, seed, **population)
     Y = hs.Y[:n_sources]
     if space == "consensus":
         return KMedoids.from_features(align_hidden_states(hs.hidden_states, Y, seed=seed), k, metric="cosine")
+    if space == "irt":
+        return irt_kmedoids(Y, k, seed=seed)
     return KMedoids.from_features(Y.T, k, metric="euclidean" if space == "binary" else "correlation")
 
 
-def _arc_binary_instance(path: Path, sources: np.ndarray, k: int) -> Any:
+def _arc_binary_instance(path: Path, sources: np.ndarray, k: int, space: str = "binary") -> Any:
 
-    return KMedoids.from_features(load_responses(path).matrix(0)[sources].T, k, metric="euclidean")
+    Y = load_responses(path).matrix(0)[sources]
+    if space == "irt":
+        return irt_kmedoids(Y, k)
+    return KMedoids.from_features(Y.T, k, metric="euclidean")
 
 
 @quick_part("benchsel.formulations.repcore")
@@ -612,8 +619,9 @@ def _quick_repcore(seed: int) -> list[InstanceSpec]:
 
 
 @suite("repcore", "RepCore on synthetic hidden states (600 items, 5 / 10 / 20 sources, 60 targets, k = 30): "
-       "consensus embedding (spherical-kmeans vs the p-median optimum), the 0/1 K-means ablation and AnchorPoints, "
-       "fidelity of the targets; with <data-dir>, the 0/1 K-means ablation on ARC-Challenge (10 sources)",
+       "consensus embedding (spherical-kmeans vs the p-median optimum), the 0/1 K-means ablation, AnchorPoints and "
+       "tinyBenchmarks (IRT anchors, gp-IRT), fidelity of the targets; with <data-dir>, the 0/1 K-means ablation "
+       "and tinyBenchmarks on ARC-Challenge (10 sources)",
        time_limit=60.0, module="benchsel.formulations.repcore")
 def _repcore(data_dir: Path | None) -> list[InstanceSpec]:
     out = []
@@ -625,7 +633,8 @@ def _repcore(data_dir: Path | None) -> list[InstanceSpec]:
         for space, methods, est in (
                 ("consensus", ("spherical-kmeans", "highs", "fasterpam", "random"), "repcore-ridge"),
                 ("binary", ("kmeans", "highs", "fasterpam", "random"), "repcore-ridge"),
-                ("correlation", ("fasterpam", "highs", "random"), "cluster-weighted")):
+                ("correlation", ("fasterpam", "highs", "random"), "cluster-weighted"),
+                ("irt", ("fasterpam", "highs", "random"), "irt")):
             out.append(InstanceSpec(f"repcore-{space}-s{S}-k{REPCORE_K}",
                                     partial(_repcore_instance, S, seed, REPCORE_K, space), methods,
                                     fidelity=(estimator_fidelity, {**kw, "estimator": est}),
@@ -643,4 +652,9 @@ def _repcore(data_dir: Path | None) -> list[InstanceSpec]:
                                     fidelity=(estimator_fidelity, {"Y_source": Y[src], "targets": Y[tgt],
                                                                    "estimator": "repcore-ridge"}),
                                     meta={"n_sources": 10, "n_targets": int(tgt.size), "space": "binary"}))
+            out.append(InstanceSpec(f"repcore-arc-irt-k{k}", partial(_arc_binary_instance, path, src, k, "irt"),
+                                    ("fasterpam", "highs", "random"),
+                                    fidelity=(estimator_fidelity, {"Y_source": Y[src], "targets": Y[tgt],
+                                                                   "estimator": "irt"}),
+                                    meta={"n_sources": 10, "n_targets": int(tgt.size), "space": "irt"}))
     return out

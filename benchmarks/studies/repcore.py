@@ -25,14 +25,15 @@ Parts:
   RepCore (consensus embedding, spherical k-means anchors, ``"repcore-ridge"``)
   against 0/1 K-means + Ridge (same estimator), AnchorPoints (k-medoids on the
   sources' correlation distance by FasterPAM, cluster-weighted estimate),
+  tinyBenchmarks (k-medoids on the items' fitted 2PL parameters, gp-IRT estimate),
   random items with the coreset mean and with ``"repcore-ridge"``, and the
   concatenated raw hidden states; k = 10 / 30 / 50. MAE of the targets'
   estimated accuracy and Spearman of their ranking, mean and 95 % interval
   over the seeds (each seed a new population, alignment and clustering).
 * ``arc`` — the paper's Table 16 pipeline on ``openllm_v2_arc_challenge``
   (218 models x 1 172 items): 10 random draws of 10 source models, every other
-  model a target; 0/1 K-means + Ridge at K = 10..50 (with random + mean and
-  AnchorPoints on the same draws for context), beside the paper's figures.
+  model a target; 0/1 K-means + Ridge at K = 10..50 (with random + mean,
+  AnchorPoints and tinyBenchmarks' gp-IRT on the same draws), beside the paper's figures.
 
 BLAS is pinned to one thread (set before numpy is imported): on this shared
 2-core machine the small products of the alignment's mini-batches ran 15x
@@ -54,6 +55,7 @@ from scipy.stats import t as student_t
 
 from benchsel.benchmarks._blas import one_blas_thread
 from benchsel.formulations.estimation import get_estimator
+from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.kmedoids import KMedoids, dissimilarity
 from benchsel.formulations.repcore import RepCoreAligner
 from benchsel.instances.hidden import make_hidden_states
@@ -124,16 +126,24 @@ def _concat_states(hidden_states: list[np.ndarray]) -> np.ndarray:
 class _Selector:
     """Coreset selections of one population: distance matrices built once, reused for every k."""
 
-    def __init__(self, Y_src: np.ndarray, E: np.ndarray | None = None, raw: np.ndarray | None = None) -> None:
+    def __init__(self, Y_src: np.ndarray, E: np.ndarray | None = None, raw: np.ndarray | None = None,
+                 seed: int = 0) -> None:
         self.N = Y_src.shape[1]
         self.D = {"binary": dissimilarity(Y_src.T, "euclidean"), "correlation": dissimilarity(Y_src.T, "correlation")}
+        self._Y, self._seed = Y_src, seed
         if E is not None:
             self.D["consensus"] = dissimilarity(E, "cosine")
         if raw is not None:
             self.D["raw"] = dissimilarity(raw, "cosine")
 
+    @property
+    def spaces(self) -> set[str]:
+        return set(self.D) | {"irt"}
+
     def select(self, space: str, method: str, k: int, seed: int) -> tuple[np.ndarray, float]:
         t0 = time.perf_counter()
+        if space == "irt" and "irt" not in self.D:  # tinyBenchmarks' anchors: the items' 2PL parameters, fitted once
+            self.D["irt"] = dissimilarity(fit_irt(self._Y, 1, seed=self._seed).item_embedding(), "euclidean")
         res = solve(KMedoids(self.D[space], k), method, seed=seed)
         return res.selection, time.perf_counter() - t0
 
@@ -210,6 +220,7 @@ PIPELINES = (
     ("RepCore", "consensus", "spherical-kmeans", "repcore-ridge"),
     ("0/1 K-means + Ridge", "binary", "kmeans", "repcore-ridge"),
     ("AnchorPoints", "correlation", "fasterpam", "cluster-weighted"),
+    ("tinyBenchmarks gp-IRT", "irt", "fasterpam", "irt"),
     ("Random + mean", "random", "", "mean"),
     ("Random + Ridge", "random", "", "repcore-ridge"),
     ("raw states + Ridge", "raw", "spherical-kmeans", "repcore-ridge"),
@@ -223,7 +234,7 @@ def _run_pipelines(sel: _Selector, Y_src: np.ndarray, Y_tgt: np.ndarray, ks: tup
     for k in ks:
         rnd = np.sort(np.random.default_rng([seed, k]).choice(sel.N, size=k, replace=False))
         for name, space, method, est in pipelines:
-            if space != "random" and space not in sel.D:
+            if space != "random" and space not in sel.spaces:
                 continue
             if space == "random":
                 S, sec = rnd, 0.0
@@ -265,7 +276,7 @@ def arc(draws: int = 10, n_sources: int = 10, ks: tuple[int, ...] = KS_ARC, data
         raise SystemExit(f"arc: {path} not found; pass --data-dir pointing at the shared data folder")
     Y = load_responses(path).matrix(0)
     rows = []
-    pipelines = tuple(p for p in PIPELINES if p[1] in ("binary", "correlation", "random"))
+    pipelines = tuple(p for p in PIPELINES if p[1] in ("binary", "correlation", "irt", "random"))
     for d in range(draws):
         rng = np.random.default_rng(d)
         src = np.sort(rng.choice(Y.shape[0], size=n_sources, replace=False))
