@@ -432,8 +432,10 @@ def test_repcore_suite_and_fidelity():
     from benchsel.benchmarks.suites import estimator_fidelity, suite_instances
 
     specs = {s.name: s for s in suite_instances("repcore", None)}
-    spaces = ("consensus", "binary", "correlation")
+    spaces = ("consensus", "binary", "correlation", "irt")
     assert {f"repcore-{sp}-s{S}-k30" for sp in spaces for S in (5, 10, 20)} == set(specs)
+    irt = specs["repcore-irt-s5-k30"]  # tinyBenchmarks: IRT anchors, gp-IRT estimate
+    assert irt.fidelity[1]["estimator"] == "irt" and irt.make().n_items == 600
     spec = specs["repcore-binary-s5-k30"]
     f = spec.make()
     assert isinstance(f, KMedoids) and f.n_items == 600 and "kmeans" in spec.methods
