@@ -200,7 +200,7 @@ def _evidence_dual(ev: np.ndarray, q: np.ndarray, Xc_cols: np.ndarray, U: np.nda
     alpha, lam : float
     """
     keep = ev > 0
-    alpha = 1.0 / (yty / n + np.finfo(float).eps)
+    alpha = 1.0 / (yty / n + float(np.finfo(float).eps))
     lam = 1.0
     coef_old = None
     for _ in range(max_iter):
@@ -241,7 +241,8 @@ def bayes_rs_learn_evaluate(reference_scores: Any, target: Any, *, eps1: float =
     matrix of the centred design, updated by one outer product per item). ``Sigma_beta`` is the full
     posterior covariance ``(alpha Xc^T Xc + lam I)^{-1}``, so directions of ``x`` outside the span of the
     references' coreset scores carry the prior variance ``1/lam`` (scikit-learn's ``sigma_`` keeps only the
-    thin-SVD directions). Eigenvalues below ``1e-10`` of the largest are treated as zero.
+    thin-SVD directions). Eigenvalues below ``1e-10`` of the largest are treated as zero. The trace adds the
+    noise precision ``alpha`` and the weight precision ``lam`` of each step's fit.
     """
     R = _references(reference_scores)
     Kr, N = R.shape
@@ -260,7 +261,7 @@ def bayes_rs_learn_evaluate(reference_scores: Any, target: Any, *, eps1: float =
     v = np.zeros(Kr)  # Xc (s_C - xm_C) = sum_c (s_c - xm_c) xc_c
     x2 = 0.0  # ||s_C - xm_C||^2
     xm = R.mean(axis=0)
-    trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width")}
+    trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width", "alpha", "lam")}
     s = np.empty(max_items)
     stopped = False
     n = 0
@@ -282,6 +283,8 @@ def bayes_rs_learn_evaluate(reference_scores: Any, target: Any, *, eps1: float =
         proj = uv[keep] ** 2 / ev[keep]  # (Vh (s_C - xm_C))_k^2, Vh = diag(1/S) U^T Xc
         var_w = float(np.sum(proj / (alpha * ev[keep] + lam))) + max(x2 - float(proj.sum()), 0.0) / lam
         _record(trace, n, est, var_w + 1.0 / alpha)
+        trace["alpha"].append(alpha)
+        trace["lam"].append(lam)
         if stop and _done(trace, j, W, eps1, eps2):
             stopped = True
             break
