@@ -70,6 +70,35 @@ def _record(trace: dict[str, list], n: int, est: float, var: float) -> None:
     trace["width"].append(2.0 * Z975 * math.sqrt(max(var, 0.0)))
 
 
+def _drive(score: Any, pick: Any, update: Any, *, max_items: int, stop: bool, W: int, eps1: float, eps2: float,
+           extra: tuple[str, ...] = ()) -> tuple[dict[str, list], np.ndarray, np.ndarray, int, bool]:
+    """The common sequential loop: at step ``j`` the item ``pick(j)`` is evaluated, ``update(item, s_C, C)``
+    returns ``(estimate, var, {extra key: value})``, the step is recorded and the stopping rule checked.
+
+    Returns
+    -------
+    trace, items (shape (max_items,)), scores (shape (max_items,)), n (items evaluated), stopped
+    """
+    trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width", *extra)}
+    order = np.empty(max_items, dtype=np.int64)
+    s = np.empty(max_items)
+    stopped = False
+    n = 0
+    for j in range(1, max_items + 1):
+        i = int(pick(j))
+        order[j - 1] = i
+        s[j - 1] = score(i)
+        n = j
+        est, var, more = update(i, s[:n], order[:n])
+        _record(trace, n, est, var)
+        for k, val in more.items():
+            trace[k].append(val)
+        if stop and _done(trace, j, W, eps1, eps2):
+            stopped = True
+            break
+    return trace, order, s, n, stopped
+
+
 # ================================================================= Seq-APW
 def apw_variance(weights: np.ndarray, scores: np.ndarray, N: int) -> float:
     """Paper Eq. 9: ``s^2 (sum w_i^2) (N - n_eff) / N`` with ``n_eff = (sum w)^2 / sum w^2``.
@@ -165,22 +194,18 @@ def seq_apw_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005,
     assert W is not None
     check_rng(seed)
     cov = _Covering(selection_distances(R.T, np.arange(N), "correlation"))
-    trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width")}
-    order = np.empty(max_items, dtype=np.int64)
-    s = np.empty(max_items)
-    stopped = False
-    n = 0
-    for j in range(1, max_items + 1):
+
+    def pick(j: int) -> int:
         c = cov.next()
         cov.add(c)
-        order[j - 1] = c
-        s[j - 1] = score(c)
-        n = j
+        return c
+
+    def update(i: int, sC: np.ndarray, C: np.ndarray) -> tuple[float, float, dict[str, float]]:
         w = np.asarray(cov.counts, dtype=float) / N
-        _record(trace, n, float(w @ s[:n]), apw_variance(w, s[:n], N))
-        if stop and _done(trace, j, W, eps1, eps2):
-            stopped = True
-            break
+        return float(w @ sC), apw_variance(w, sC, N), {}
+
+    trace, order, s, n, stopped = _drive(score, pick, update, max_items=max_items, stop=stop, W=W, eps1=eps1,
+                                         eps2=eps2)
     return _result(trace, order, s, n, stopped, "seq-apw", {"N": N, "W": W, "eps1": eps1, "eps2": eps2})
 
 
@@ -251,7 +276,7 @@ def bayes_rs_learn_evaluate(reference_scores: Any, target: Any, *, eps1: float =
     score, _ = _target(target, N)
     eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
     assert W is not None
-    order = check_rng(seed).permutation(N)
+    perm = check_rng(seed).permutation(N)
     y = R.mean(axis=1)
     ym = float(y.mean())
     yc = y - ym
@@ -259,35 +284,25 @@ def bayes_rs_learn_evaluate(reference_scores: Any, target: Any, *, eps1: float =
     Rc = R - R.mean(axis=0)  # centred over the reference models, column by column
     G = np.zeros((Kr, Kr))
     v = np.zeros(Kr)  # Xc (s_C - xm_C) = sum_c (s_c - xm_c) xc_c
-    x2 = 0.0  # ||s_C - xm_C||^2
+    x2 = np.zeros(1)  # ||s_C - xm_C||^2
     xm = R.mean(axis=0)
-    trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width", "alpha", "lam")}
-    s = np.empty(max_items)
-    stopped = False
-    n = 0
-    for j in range(1, max_items + 1):
-        i = int(order[j - 1])
-        sc = score(i)
-        s[j - 1] = sc
-        n = j
+
+    def update(i: int, sC: np.ndarray, C: np.ndarray) -> tuple[float, float, dict[str, float]]:
         xc = Rc[:, i]
-        G += np.outer(xc, xc)
-        v += (sc - xm[i]) * xc
-        x2 += (sc - xm[i]) ** 2
+        G[...] += np.outer(xc, xc)
+        v[...] += (sC[-1] - xm[i]) * xc
+        x2[0] += (sC[-1] - xm[i]) ** 2
         ev, U = np.linalg.eigh(G)
         ev = np.where(ev > 1e-10 * max(float(ev[-1]), 1e-300), ev, 0.0)
-        c, alpha, lam = _evidence_dual(ev, U.T @ yc, Rc[:, order[:n]].T, U, yty, Kr)
+        c, alpha, lam = _evidence_dual(ev, U.T @ yc, Rc[:, C].T, U, yty, Kr)
         uv = U.T @ v
-        est = ym + float(uv @ c)
         keep = ev > 0
         proj = uv[keep] ** 2 / ev[keep]  # (Vh (s_C - xm_C))_k^2, Vh = diag(1/S) U^T Xc
-        var_w = float(np.sum(proj / (alpha * ev[keep] + lam))) + max(x2 - float(proj.sum()), 0.0) / lam
-        _record(trace, n, est, var_w + 1.0 / alpha)
-        trace["alpha"].append(alpha)
-        trace["lam"].append(lam)
-        if stop and _done(trace, j, W, eps1, eps2):
-            stopped = True
-            break
+        var_w = float(np.sum(proj / (alpha * ev[keep] + lam))) + max(float(x2[0]) - float(proj.sum()), 0.0) / lam
+        return ym + float(uv @ c), var_w + 1.0 / alpha, {"alpha": alpha, "lam": lam}
+
+    trace, order, s, n, stopped = _drive(score, lambda j: perm[j - 1], update, max_items=max_items, stop=stop,
+                                         W=W, eps1=eps1, eps2=eps2, extra=("alpha", "lam"))
     return _result(trace, order, s, n, stopped, "bayes-rs-learn", {"N": N, "W": W, "eps1": eps1, "eps2": eps2})
 
 
@@ -320,43 +335,30 @@ def aipw_evaluate(reference_scores: Any, target: Any, *, ridge_alpha: float = AI
     score, _ = _target(target, N)
     eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N, default_W=30)
     assert W is not None
-    order = check_rng(seed).permutation(N)
+    perm = check_rng(seed).permutation(N)
     Phi = R.T
     phi_all = Phi.sum(axis=0)
     sx, sxy, sxx = np.zeros(Kr), np.zeros(Kr), np.zeros((Kr, Kr))
-    sy = 0.0
-    trace: dict[str, list] = {k: [] for k in ("n", "estimate", "var", "width")}
-    s = np.empty(max_items)
-    stopped = False
-    n = 0
-    for j in range(1, max_items + 1):
-        i = int(order[j - 1])
-        v = score(i)
-        s[j - 1] = v
-        n = j
-        sx += Phi[i]
-        sy += v
-        sxy += v * Phi[i]
-        sxx += np.outer(Phi[i], Phi[i])
+
+    def update(i: int, sC: np.ndarray, C: np.ndarray) -> tuple[float, float, dict[str, float]]:
+        n = sC.size
+        sx[...] += Phi[i]
+        sxy[...] += sC[-1] * Phi[i]
+        sxx[...] += np.outer(Phi[i], Phi[i])
+        ym = float(sC.mean())
         if n == N:
-            est, var = sy / n, 0.0
-        else:
-            xm, ym = sx / n, sy / n
-            A = sxx - n * np.outer(xm, xm) + lam * np.eye(Kr)
-            coef = cho_solve(cho_factor(A), sxy - n * xm * ym)
-            b = ym - xm @ coef
-            mC = sx / n
-            mU = (phi_all - sx) / (N - n)
-            est = ym + float((mU - mC) @ coef) / (1.0 + n / (N - n))
-            if n >= 2:
-                e = s[:n] - (Phi[order[:n]] @ coef + b)
-                var = float(np.var(e, ddof=1)) / n * (N - n) / N
-            else:
-                var = math.inf
-        _record(trace, n, est, var)
-        if stop and _done(trace, j, W, eps1, eps2):
-            stopped = True
-            break
+            return ym, 0.0, {}
+        xm = sx / n
+        coef = cho_solve(cho_factor(sxx - n * np.outer(xm, xm) + lam * np.eye(Kr)), sxy - n * xm * ym)
+        mU = (phi_all - sx) / (N - n)
+        est = ym + float((mU - xm) @ coef) / (1.0 + n / (N - n))
+        if n < 2:
+            return est, math.inf, {}
+        e = sC - (Phi[C] @ coef + (ym - xm @ coef))
+        return est, float(np.var(e, ddof=1)) / n * (N - n) / N, {}
+
+    trace, order, s, n, stopped = _drive(score, lambda j: perm[j - 1], update, max_items=max_items, stop=stop,
+                                         W=W, eps1=eps1, eps2=eps2)
     return _result(trace, order, s, n, stopped, "aipw",
                    {"N": N, "W": W, "eps1": eps1, "eps2": eps2, "ridge_alpha": lam})
 
