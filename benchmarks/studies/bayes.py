@@ -6,6 +6,7 @@ Usage::
     python -m benchsel.benchmarks.studies.bayes --quick --out results/bayes    # a minute or two
     python -m benchsel.benchmarks.studies.bayes --parts exact timing           # only the batch-search parts
     python -m benchsel.benchmarks.studies.bayes --workers 2 --split extrapolation
+    python -m benchsel.benchmarks.studies.bayes --parts headline --workers 2 --out results/bayes   # Table 1
 
 Parts (``--parts``, default all):
 
@@ -21,13 +22,24 @@ Parts (``--parts``, default all):
     ``openllm_v2_ifeval`` and ``helm_lite_math``) under the paper's
     interpolation split (``--split``): for each seed a split, ``--targets``
     target models, and every method run to the full benchmark
-    (``stop=False``). Reports RMSE vs coreset size, the Evaluation-Weighted
+    (``stop=False``); the methods are the registered sequential evaluators
+    (:mod:`benchsel.formulations.estimation.sequential`: BayesAME, BayesAME-RS,
+    RS-Mean, Bayes-AIPW, Seq-APW, Bayes-RS-Learn, AIPW, BayesAME-CVO; ``--methods``
+    picks). Reports RMSE vs coreset size, the Evaluation-Weighted
     Integrated RMSE ``100 * int_0^1 x * (100 RMSE(x)) dx`` with ``x = n / N``
     (our reading of the paper's metric: RMSE in percentage points), and the
     stopping rule (``eps1 = 0.005``, ``W = 30``) for ``eps2`` in {0.01, 0.02, 0.03}:
     mean coreset size, RMSE at the stop and coverage of the 95 % interval.
     Writes ``rmse_curves.csv``, ``rmse_summary.csv``, ``stopping.csv`` and
     ``rmse_vs_coreset.png`` under ``--out``.
+``headline``
+    The paper's Table 1 on the shared data: the ``rmse`` part in both splits
+    (default ``openllm_v2_ifeval`` and ``openllm_v2_musr``, 5 seeds x 2 targets)
+    and, per data set, split and method, the EWI-RMSE with a 95 % bootstrap
+    interval over the runs, its ratio to RS-Mean's, the paper's value and ratio
+    (:data:`PAPER_EWI`), whether the paper's value is inside our interval, and
+    the RMSE Gain and Spearman at 5 / 10 / 25 / 50 % of N. Writes
+    ``headline/headline.csv`` and each split's ``rmse`` files under ``--out``.
 
 BLAS is pinned to one thread per process (set before numpy is imported): on a
 shared machine multithreaded BLAS made the small Cholesky factorisations here
