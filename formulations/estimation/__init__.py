@@ -42,7 +42,9 @@ _LAZY: dict[str, str] = {
     "Stacked": "linear",
     "ridge_loo": "linear",
     "simplex_weights": "linear",
+    "AIPW": "baselines",
     "BayesAIPW": "baselines",
+    "BayesRSLearn": "baselines",
     "RSMean": "baselines",
     "bayesian_ridge_batch": "baselines",
     "IRTEstimator": "irt",
@@ -107,7 +109,9 @@ if TYPE_CHECKING:
         single_thread,
     )
     from .baselines import (
+        AIPW,
         BayesAIPW,
+        BayesRSLearn,
         RSMean,
         bayesian_ridge_batch,
     )

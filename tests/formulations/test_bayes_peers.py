@@ -9,6 +9,7 @@ import pytest
 from support.data import DATA, needs_data
 
 from benchsel.benchmarks.studies.bayes import METHODS, ewi_interval, ewi_rmse, headline_rows
+from benchsel.formulations.estimation import get_estimator
 from benchsel.formulations.estimation.bayes_model import BayesModel
 from benchsel.formulations.estimation.bayes_peers import (
     AIPW_ALPHA,
@@ -199,6 +200,19 @@ def test_bayes_rs_learn_by_direct_posterior():
         x = y[C] - X.mean(axis=0)
         assert res.trace["estimate"][n - 1] == pytest.approx(t.mean() + x @ coef, rel=1e-9)
         assert res.trace["var"][n - 1] == pytest.approx(x @ S @ x + 1.0 / alpha, rel=1e-8)
+
+
+# ============================================== fixed-coreset estimators by name
+@pytest.mark.parametrize("name, run", [("aipw", aipw_evaluate), ("bayes-rs-learn", bayes_rs_learn_evaluate)])
+def test_estimators_by_name_agree_with_the_sequential_evaluators(name, run):
+    R, y = _population(11, Kr=12, N=80)
+    res = run(R, y, stop=False, seed=2, max_items=25)
+    est = get_estimator(name).fit(R, res.coreset)
+    assert est.predict(y[res.coreset])[0] == pytest.approx(res.estimate, rel=1e-9)
+    lo, hi = est.predict_interval(y[res.coreset], alpha=0.05)
+    assert (hi[0] - lo[0]) == pytest.approx(res.width, rel=1e-6)
+    with pytest.raises(InvalidInputError, match=r"ridge_alpha"):
+        get_estimator("aipw", ridge_alpha=-1.0)
 
 
 # ================================================================ CVO (A.2)
