@@ -114,8 +114,21 @@ def bayesian_ridge_batch(X: np.ndarray, Y: np.ndarray, *, max_iter: int = 300, t
     return coef, ym - coef @ xm, alpha, lam, ev, Q
 
 
+class _AIPWDesign:
+    """``fit`` of the AIPW estimators: the sources' score vectors of the coreset items ``phi_C`` and the
+    mean vectors over the coreset (``_mC``) and the other items (``_mU``)."""
+
+    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
+        assert Y is not None
+        Phi = Y.T  # (N, S)
+        self._phi_C = Phi[sel]
+        self._mC = self._phi_C.mean(axis=0)
+        N, k = Phi.shape[0], sel.size
+        self._mU = (Phi.sum(axis=0) - self._phi_C.sum(axis=0)) / (N - k) if N > k else self._mC
+
+
 @register_estimator
-class BayesAIPW(_IntervalMixin, Estimator):
+class BayesAIPW(_AIPWDesign, _IntervalMixin, Estimator):
     """BayesAME's Bayes-AIPW, for a coreset drawn at random.
 
     Per target, a Bayesian ridge regression of its scores on the coreset on the
@@ -128,14 +141,6 @@ class BayesAIPW(_IntervalMixin, Estimator):
 
     name = "bayes-aipw"
     description = "BayesAME's Bayes-AIPW: Bayesian ridge on the sources' item scores, AIPW estimate"
-
-    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
-        assert Y is not None
-        Phi = Y.T  # (N, S)
-        self._phi_C = Phi[sel]
-        self._mC = self._phi_C.mean(axis=0)
-        N, k = Phi.shape[0], sel.size
-        self._mU = (Phi.sum(axis=0) - self._phi_C.sum(axis=0)) / (N - k) if N > k else self._mC
 
     def _predict_var(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         N, k = self.n_items_, self.selection_.size
@@ -156,7 +161,7 @@ class BayesAIPW(_IntervalMixin, Estimator):
 
 
 @register_estimator
-class AIPW(_IntervalMixin, Estimator):
+class AIPW(_AIPWDesign, _IntervalMixin, Estimator):
     """benchmark-prediction's AIPW, for a coreset drawn at random.
 
     Per target, a ridge regression (penalty ``ridge_alpha``, default 10, unpenalised intercept) of its
@@ -169,14 +174,6 @@ class AIPW(_IntervalMixin, Estimator):
     name = "aipw"
     description = "AIPW (benchmark-prediction): ridge (alpha 10) of item scores on the sources' item scores"
     options = (Option("ridge_alpha", 10.0, "float", low=0.0, low_open=True, doc="ridge penalty"),)
-
-    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
-        assert Y is not None
-        Phi = Y.T  # (N, S)
-        self._phi_C = Phi[sel]
-        self._mC = self._phi_C.mean(axis=0)
-        N, k = Phi.shape[0], sel.size
-        self._mU = (Phi.sum(axis=0) - self._phi_C.sum(axis=0)) / (N - k) if N > k else self._mC
 
     def _predict_var(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         N, k = self.n_items_, self.selection_.size
