@@ -6,6 +6,7 @@ Usage::
     python -m benchsel.benchmarks.studies.bayes --quick --out results/bayes    # a minute or two
     python -m benchsel.benchmarks.studies.bayes --parts exact timing           # only the batch-search parts
     python -m benchsel.benchmarks.studies.bayes --workers 2 --split extrapolation
+    python -m benchsel.benchmarks.studies.bayes --parts headline --workers 2 --out results/bayes   # Table 1
 
 Parts (``--parts``, default all):
 
@@ -21,13 +22,24 @@ Parts (``--parts``, default all):
     ``openllm_v2_ifeval`` and ``helm_lite_math``) under the paper's
     interpolation split (``--split``): for each seed a split, ``--targets``
     target models, and every method run to the full benchmark
-    (``stop=False``). Reports RMSE vs coreset size, the Evaluation-Weighted
+    (``stop=False``); the methods are the registered sequential evaluators
+    (:mod:`benchsel.formulations.estimation.sequential`: BayesAME, BayesAME-RS,
+    RS-Mean, Bayes-AIPW, Seq-APW, Bayes-RS-Learn, AIPW, BayesAME-CVO; ``--methods``
+    picks). Reports RMSE vs coreset size, the Evaluation-Weighted
     Integrated RMSE ``100 * int_0^1 x * (100 RMSE(x)) dx`` with ``x = n / N``
     (our reading of the paper's metric: RMSE in percentage points), and the
     stopping rule (``eps1 = 0.005``, ``W = 30``) for ``eps2`` in {0.01, 0.02, 0.03}:
     mean coreset size, RMSE at the stop and coverage of the 95 % interval.
     Writes ``rmse_curves.csv``, ``rmse_summary.csv``, ``stopping.csv`` and
     ``rmse_vs_coreset.png`` under ``--out``.
+``headline``
+    The paper's Table 1 on the shared data: the ``rmse`` part in both splits
+    (default ``openllm_v2_ifeval`` and ``openllm_v2_musr``, 5 seeds x 2 targets)
+    and, per data set, split and method, the EWI-RMSE with a 95 % bootstrap
+    interval over the runs, its ratio to RS-Mean's, the paper's value and ratio
+    (:data:`PAPER_EWI`), whether the paper's value is inside our interval, and
+    the RMSE Gain and Spearman at 5 / 10 / 25 / 50 % of N. Writes
+    ``headline/headline.csv`` and each split's ``rmse`` files under ``--out``.
 
 BLAS is pinned to one thread per process (set before numpy is imported): on a
 shared machine multithreaded BLAS made the small Cholesky factorisations here
@@ -48,12 +60,8 @@ import numpy as np
 from benchsel.benchmarks._blas import init_worker, one_blas_thread
 from benchsel.formulations.bayes import BatchData, BatchInformationGain
 from benchsel.formulations.bayes.search import SwapState
-from benchsel.formulations.estimation.bayes_eval import (
-    bayes_aipw_evaluate,
-    bayesame_evaluate,
-    rs_mean_evaluate,
-    stopping_point,
-)
+from benchsel.formulations.estimation.bayes_eval import stopping_point
+from benchsel.formulations.estimation.sequential import get_sequential, sequential_names
 from benchsel.instances.responses import load_responses
 from benchsel.instances.splits import extrapolation_split, interpolation_split
 from benchsel.solvers import solve
@@ -61,7 +69,8 @@ from benchsel.solvers import solve
 from .._data import default_data_dir
 from ..fidelity import rank_correlations
 
-METHODS = ("bayesame", "bayesame-rs", "rs-mean", "bayes-aipw")
+#: Every registered sequential evaluator (:mod:`benchsel.formulations.estimation.sequential`).
+METHODS = tuple(sequential_names())
 DATASETS = ("benchmark_prediction/openllm_v2_ifeval", "benchmark_prediction/helm_lite_math")
 EPS2 = (0.01, 0.02, 0.03)
 EPS1 = 0.005
@@ -208,20 +217,11 @@ def _job(args: tuple) -> dict[str, Any]:
                            "Kr": int(R.shape[0]), "traces": {}, "seconds": {}}
     for m in methods:
         t0 = time.perf_counter()
-        if m in ("bayesame", "bayesame-rs"):
-            res = bayesame_evaluate(R, y, selection="auto" if m == "bayesame" else "random", stop=False,
-                                    seed=run_seed)
+        res = get_sequential(m)(R, y, stop=False, seed=run_seed)
+        if m == "bayesame":
             out["regime"] = res.info["regime"]
             out["B"] = res.info["n_buckets"]
-            centre = res.trace["mean_R"]
-        elif m == "rs-mean":
-            res = rs_mean_evaluate(y, stop=False, seed=run_seed)
-            centre = res.trace["estimate"]
-        elif m == "bayes-aipw":
-            res = bayes_aipw_evaluate(R, y, stop=False, seed=run_seed)
-            centre = res.trace["estimate"]
-        else:
-            raise ValueError(f"methods: unknown method {m!r}; known: {', '.join(METHODS)}")
+        centre = res.trace.get("mean_R", res.trace["estimate"])
         out["seconds"][m] = time.perf_counter() - t0
         out["traces"][m] = (res.trace["estimate"], res.trace["width"], centre)
     return out
@@ -233,6 +233,21 @@ def ewi_rmse(rmse: np.ndarray) -> float:
     x = np.concatenate([[0.0], np.arange(1, N + 1) / N])
     y = np.concatenate([[0.0], x[1:] * 100.0 * rmse])
     return float(100.0 * np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)))
+
+
+def ewi_interval(err: np.ndarray, reps: int = 400, seed: int = 0) -> tuple[float, float]:
+    """95 % percentile bootstrap interval of :func:`ewi_rmse` over the runs (rows of ``err``, resampled).
+
+    Parameters
+    ----------
+    err : ndarray, shape (runs, N)
+        Estimate minus truth after n = 1..N items, per run.
+    """
+    rng = np.random.default_rng(seed)
+    vals = [ewi_rmse(np.sqrt(np.mean(err[rng.integers(0, err.shape[0], err.shape[0])] ** 2, axis=0)))
+            for _ in range(reps)]
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return float(lo), float(hi)
 
 
 #: Coreset sizes (shares of N) the summary reports.
@@ -314,7 +329,7 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
             Cc = np.array([r["traces"][m][2] for r in rs])
             err = E - truth[:, None]
             rmse = np.sqrt(np.mean(err ** 2, axis=0))
-            md: dict[str, Any] = {"ewi_rmse": ewi_rmse(rmse), "rmse": rmse,
+            md: dict[str, Any] = {"ewi_rmse": ewi_rmse(rmse), "ewi_ci": ewi_interval(err), "rmse": rmse,
                                   "seconds": float(np.mean([r["seconds"][m] for r in rs]))}
             for frac in FRACS:
                 md[f"rmse@{frac:g}"] = float(rmse[max(round(frac * N), 1) - 1])
@@ -378,6 +393,77 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
     return summary
 
 
+# ============================================================= headline part
+#: The paper's Table 1 (Evaluation-Weighted Integrated RMSE, binary scores, 50 % of the reference pool, 200
+#: seeds x 10 targets) for the benchmarks the shared data holds: IFEval (the same 448-model matrix, from
+#: benchmark-prediction), ARC-Challenge and MuSR (Open LLM Leaderboard v2 matrices of benchmark-prediction:
+#: 218 / 448 models here against the paper's own extraction of 125 / 288). AIPW and BayesAME-CVO are not in it.
+PAPER_EWI: dict[tuple[str, str], dict[str, float]] = {
+    ("openllm_v2_ifeval", "interpolation"): {"bayesame": 49.53, "bayesame-rs": 56.14, "rs-mean": 72.45,
+                                             "seq-apw": 1464.91, "bayes-aipw": 56.71, "bayes-rs-learn": 76.22},
+    ("openllm_v2_ifeval", "extrapolation"): {"bayesame": 58.08, "bayesame-rs": 58.08, "rs-mean": 64.54,
+                                             "seq-apw": 488.54, "bayes-aipw": 60.52, "bayes-rs-learn": 466.45},
+    ("openllm_v2_arc_challenge", "interpolation"): {"bayesame": 36.53, "bayesame-rs": 36.53, "rs-mean": 56.09,
+                                                    "seq-apw": 1391.22, "bayes-aipw": 36.68,
+                                                    "bayes-rs-learn": 70.84},
+    ("openllm_v2_arc_challenge", "extrapolation"): {"bayesame": 36.56, "bayesame-rs": 36.56, "rs-mean": 53.21,
+                                                    "seq-apw": 768.83, "bayes-aipw": 38.03,
+                                                    "bayes-rs-learn": 327.45},
+    ("openllm_v2_musr", "interpolation"): {"bayesame": 47.86, "bayesame-rs": 47.86, "rs-mean": 69.27,
+                                           "seq-apw": 949.90, "bayes-aipw": 49.18, "bayes-rs-learn": 69.12},
+    ("openllm_v2_musr", "extrapolation"): {"bayesame": 54.19, "bayesame-rs": 54.19, "rs-mean": 71.28,
+                                           "seq-apw": 719.86, "bayes-aipw": 56.72, "bayes-rs-learn": 289.76},
+}
+#: The default of ``--parts headline`` (ARC-Challenge, N = 1172, is in :data:`PAPER_EWI` too but takes about
+#: four times as long per run; pass it with ``--datasets``).
+HEADLINE_DATASETS = ("benchmark_prediction/openllm_v2_ifeval", "benchmark_prediction/openllm_v2_musr")
+
+
+def headline_rows(summaries: dict[str, dict[str, Any]], methods: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Ours beside the paper's Table 1: per data set, split and method, EWI-RMSE with its bootstrap
+    interval, its ratio to RS-Mean's, the paper's value and ratio, and whether the paper's value lies in
+    our interval; plus the RMSE Gain and Spearman at 5 / 10 / 25 / 50 % of N."""
+    rows = []
+    for split, summ in summaries.items():
+        for name, ds in summ["datasets"].items():
+            paper = PAPER_EWI.get((name, split), {})
+            base = ds["methods"].get("rs-mean", {}).get("ewi_rmse", math.nan)
+            for m in methods:
+                md = ds["methods"][m]
+                lo, hi = md["ewi_ci"]
+                p = paper.get(m, math.nan)
+                rows.append({"dataset": name, "split": split, "method": m, "runs": ds["runs"],
+                             "ewi": md["ewi_rmse"], "ewi_lo": lo, "ewi_hi": hi, "ratio": md["ewi_rmse"] / base,
+                             "paper": p, "paper_ratio": p / paper["rs-mean"] if paper else math.nan,
+                             "in_ci": "" if math.isnan(p) else ("yes" if lo <= p <= hi else "no"),
+                             **{k: v for k, v in md.items() if k.startswith(("gain@", "spearman@"))}})
+    return rows
+
+
+def headline_part(datasets: list[str], seeds: int, targets: int, methods: tuple[str, ...], workers: int,
+                  out: Path | None) -> list[dict[str, Any]]:
+    """The paper's headline comparison (Table 1) on the shared data: both splits, every method."""
+    summaries = {split: rmse_part(datasets, split, seeds, targets, methods, workers,
+                                  None if out is None else out / split, quiet=True)
+                 for split in ("interpolation", "extrapolation")}
+    rows = headline_rows(summaries, methods)
+    print(f"\n== headline: EWI-RMSE [95 % bootstrap over runs] (ratio to RS-Mean) vs the paper's Table 1; "
+          f"{seeds} seeds x {targets} targets per split")
+    print(f"  {'data':26} {'split':13} {'method':14} {'ours':>8} {'95 % interval':>17} {'ratio':>6} "
+          f"{'paper':>8} {'ratio':>6} {'in':>3}  gain dB @5/10/25/50 %   spearman @5/10/25/50 %")
+    for r in rows:
+        g = "/".join(f"{r[f'gain@{f:g}']:+.1f}" for f in FRACS)
+        sp = "/".join(f"{r[f'spearman@{f:g}']:.2f}" for f in FRACS)
+        print(f"  {r['dataset']:26} {r['split']:13} {r['method']:14} {r['ewi']:8.1f} "
+              f"[{r['ewi_lo']:7.1f}, {r['ewi_hi']:7.1f}] {r['ratio']:6.2f} {r['paper']:8.1f} "
+              f"{r['paper_ratio']:6.2f} {r['in_ci']:>3}  {g:22} {sp}")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_csv(out / "headline.csv", rows)
+        print(f"\n  wrote {out / 'headline.csv'}")
+    return rows
+
+
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
@@ -419,13 +505,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.bayes",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small run: fewer instances, seeds and repetitions")
-    ap.add_argument("--parts", nargs="+", default=["exact", "timing", "rmse"], choices=["exact", "timing", "rmse"])
+    ap.add_argument("--parts", nargs="+", default=["exact", "timing", "rmse"],
+                    choices=["exact", "timing", "rmse", "headline"])
     ap.add_argument("--out", type=Path, default=None, help="results folder (CSV files and the PNG plot)")
     ap.add_argument("--instances", type=int, default=None, help="random instances for 'exact' (default 60; quick 30)")
     ap.add_argument("--seeds", type=int, default=None, help="seeds for 'rmse' (default 50; quick 3)")
     ap.add_argument("--targets", type=int, default=None, help="target models per seed (default 2; quick 1)")
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS),
-                    help="response files under <data>/responses (default: %(default)s)")
+    ap.add_argument("--datasets", nargs="+", default=None,
+                    help=f"response files under <data>/responses (default: {', '.join(DATASETS)}; for "
+                         f"'headline' {', '.join(HEADLINE_DATASETS)})")
     ap.add_argument("--split", choices=["interpolation", "extrapolation"], default="interpolation")
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--workers", type=int, default=1, help="parallel processes for 'rmse'")
@@ -440,8 +528,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if "timing" in args.parts:
         res["timing"] = timing_part(tuple(args.ks), n_cand=args.candidates or (500 if q else 2000), reps=2 if q else 5)
     if "rmse" in args.parts:
-        res["rmse"] = rmse_part(args.datasets, args.split, args.seeds or (3 if q else 50),
+        res["rmse"] = rmse_part(args.datasets or list(DATASETS), args.split, args.seeds or (3 if q else 50),
                                 args.targets or (1 if q else 2), tuple(args.methods), args.workers, args.out)
+    if "headline" in args.parts:
+        res["headline"] = headline_part(args.datasets or list(HEADLINE_DATASETS), args.seeds or (2 if q else 5),
+                                        args.targets or (1 if q else 2), tuple(args.methods), args.workers,
+                                        None if args.out is None else args.out / "headline")
     if args.out is not None and "exact" in res:
         args.out.mkdir(parents=True, exist_ok=True)
         _write_csv(args.out / "smc_vs_exact.csv", res["exact"]["rows"])

@@ -4,8 +4,8 @@ Every estimator (:mod:`.base` for the interface and the registry; :mod:`.weighte
 :mod:`.baselines`, :mod:`.irt` for the built-in ones) follows ``fit(Y_source, selection)`` then
 ``predict(Y_target[:, selection])``; BayesAME's statistical model (:mod:`.bayes_model`,
 :mod:`.bayes_posterior`, :mod:`.bayes_lmc`) and its sequential evaluators (:mod:`.bayes_eval`,
-:mod:`.bayes_multi`) live here too. Names are imported lazily, so
-``import benchsel.formulations.estimation`` stays light.
+:mod:`.bayes_multi`; its peers in :mod:`.bayes_peers`, all by name in :mod:`.sequential`) live here
+too. Names are imported lazily, so ``import benchsel.formulations.estimation`` stays light.
 """
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ _LAZY: dict[str, str] = {
     "Stacked": "linear",
     "ridge_loo": "linear",
     "simplex_weights": "linear",
+    "AIPW": "baselines",
     "BayesAIPW": "baselines",
+    "BayesRSLearn": "baselines",
     "RSMean": "baselines",
     "bayesian_ridge_batch": "baselines",
     "IRTEstimator": "irt",
@@ -74,6 +76,18 @@ _LAZY: dict[str, str] = {
     "MultiTargetResult": "bayes_multi",
     "bayesame_multi_evaluate": "bayes_multi",
     "STRATEGIES": "bayes_multi",
+    "AIPW_ALPHA": "bayes_peers",
+    "aipw_evaluate": "bayes_peers",
+    "apw_variance": "bayes_peers",
+    "bayes_cvo_evaluate": "bayes_peers",
+    "bayes_rs_learn_evaluate": "bayes_peers",
+    "cvo_estimate": "bayes_peers",
+    "seq_apw_evaluate": "bayes_peers",
+    "SequentialMethod": "sequential",
+    "get_sequential": "sequential",
+    "register_sequential": "sequential",
+    "sequential_methods": "sequential",
+    "sequential_names": "sequential",
 }
 
 __all__ = sorted(_LAZY)
@@ -95,7 +109,9 @@ if TYPE_CHECKING:
         single_thread,
     )
     from .baselines import (
+        AIPW,
         BayesAIPW,
+        BayesRSLearn,
         RSMean,
         bayesian_ridge_batch,
     )
@@ -130,6 +146,15 @@ if TYPE_CHECKING:
         MultiTargetResult,
         bayesame_multi_evaluate,
     )
+    from .bayes_peers import (
+        AIPW_ALPHA,
+        aipw_evaluate,
+        apw_variance,
+        bayes_cvo_evaluate,
+        bayes_rs_learn_evaluate,
+        cvo_estimate,
+        seq_apw_evaluate,
+    )
     from .bayes_posterior import (
         BatchData,
         SequentialPosterior,
@@ -154,6 +179,13 @@ if TYPE_CHECKING:
         Stacked,
         ridge_loo,
         simplex_weights,
+    )
+    from .sequential import (
+        SequentialMethod,
+        get_sequential,
+        register_sequential,
+        sequential_methods,
+        sequential_names,
     )
     from .weighted import (
         ClusterWeighted,

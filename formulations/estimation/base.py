@@ -27,9 +27,10 @@ Built-in estimators (see :func:`list_estimators`):
 * ``"repcore-ridge"`` -- RepCore's extrapolator: per target, a ridge of its
   coreset scores on each item's source-mean score predicts the unseen items.
 * ``"irt"`` -- tinyBenchmarks' IRT estimators (:mod:`benchsel.formulations.estimation.irt`).
-* ``"rs-mean"`` and ``"bayes-aipw"`` -- BayesAME's baselines (sample mean with a
-  finite-population interval; AIPW with a Bayesian ridge of the target's item
-  scores on the sources' item scores).
+* ``"rs-mean"``, ``"bayes-aipw"``, ``"aipw"`` and ``"bayes-rs-learn"`` -- BayesAME's
+  baselines (sample mean with a finite-population interval; AIPW with a Bayesian
+  ridge or a ridge of the target's item scores on the sources' item scores; a
+  Bayesian ridge of the sources' full score on their coreset scores).
 * ``"source-assisted"`` -- HoloCosm's correction: the coreset mean plus the
   sources' mean gap between full and coreset score.
 

@@ -1,15 +1,18 @@
-"""BayesAME's baselines with intervals: the sample mean (finite-population interval) and AIPW with a Bayesian
-ridge of the target's item scores on the sources'."""
+"""BayesAME's baselines with intervals: the sample mean (finite-population interval), AIPW with a Bayesian
+ridge or a ridge of the target's item scores on the sources', and Bayes-RS-Learn (a Bayesian ridge across
+the sources of their full score on their coreset scores)."""
 from __future__ import annotations
 
 import numpy as np
+
+from benchsel.formulations.core.options import Option
 
 from .base import (
     Estimator,
     register_estimator,
 )
 
-__all__ = ["BayesAIPW", "RSMean", "bayesian_ridge_batch"]
+__all__ = ["AIPW", "BayesAIPW", "BayesRSLearn", "RSMean", "bayesian_ridge_batch"]
 
 
 class _IntervalMixin:
@@ -111,8 +114,21 @@ def bayesian_ridge_batch(X: np.ndarray, Y: np.ndarray, *, max_iter: int = 300, t
     return coef, ym - coef @ xm, alpha, lam, ev, Q
 
 
+class _AIPWDesign:
+    """``fit`` of the AIPW estimators: the sources' score vectors of the coreset items ``phi_C`` and the
+    mean vectors over the coreset (``_mC``) and the other items (``_mU``)."""
+
+    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
+        assert Y is not None
+        Phi = Y.T  # (N, S)
+        self._phi_C = Phi[sel]
+        self._mC = self._phi_C.mean(axis=0)
+        N, k = Phi.shape[0], sel.size
+        self._mU = (Phi.sum(axis=0) - self._phi_C.sum(axis=0)) / (N - k) if N > k else self._mC
+
+
 @register_estimator
-class BayesAIPW(_IntervalMixin, Estimator):
+class BayesAIPW(_AIPWDesign, _IntervalMixin, Estimator):
     """BayesAME's Bayes-AIPW, for a coreset drawn at random.
 
     Per target, a Bayesian ridge regression of its scores on the coreset on the
@@ -126,14 +142,6 @@ class BayesAIPW(_IntervalMixin, Estimator):
     name = "bayes-aipw"
     description = "BayesAME's Bayes-AIPW: Bayesian ridge on the sources' item scores, AIPW estimate"
 
-    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
-        assert Y is not None
-        Phi = Y.T  # (N, S)
-        self._phi_C = Phi[sel]
-        self._mC = self._phi_C.mean(axis=0)
-        N, k = Phi.shape[0], sel.size
-        self._mU = (Phi.sum(axis=0) - self._phi_C.sum(axis=0)) / (N - k) if N > k else self._mC
-
     def _predict_var(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         N, k = self.n_items_, self.selection_.size
         mean_c = Yt.mean(axis=1)
@@ -146,6 +154,67 @@ class BayesAIPW(_IntervalMixin, Estimator):
         dq = Q.T @ d
         var_w = np.sum(dq[None, :] ** 2 / (alpha[:, None] * ev[None, :] + lam[:, None]), axis=1)
         var = (var_w + (1.0 / alpha) * (1.0 / k + 1.0 / (N - k))) / f ** 2
+        return est, var
+
+    def _predict(self, Yt: np.ndarray) -> np.ndarray:
+        return self._predict_var(Yt)[0]
+
+
+@register_estimator
+class AIPW(_AIPWDesign, _IntervalMixin, Estimator):
+    """benchmark-prediction's AIPW, for a coreset drawn at random.
+
+    Per target, a ridge regression (penalty ``ridge_alpha``, default 10, unpenalised intercept) of its
+    coreset scores on the items' source score vectors ``phi_i`` gives ``mu_i`` for every item; the estimate
+    is ``mean_C y + (mean_U mu - mean_C mu) / (1 + k / (N - k))``. The interval uses the difference
+    estimator's design variance ``s_e^2 / k * (N - k) / N`` (``s_e``: the residuals' standard deviation on
+    the coreset; our choice, the paper defines none).
+    """
+
+    name = "aipw"
+    description = "AIPW (benchmark-prediction): ridge (alpha 10) of item scores on the sources' item scores"
+    options = (Option("ridge_alpha", 10.0, "float", low=0.0, low_open=True, doc="ridge penalty"),)
+
+    def _predict_var(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        N, k = self.n_items_, self.selection_.size
+        mean_c = Yt.mean(axis=1)
+        if k >= N:
+            return mean_c, np.zeros_like(mean_c)
+        Xc = self._phi_C - self._mC
+        A = Xc.T @ Xc + self.params["ridge_alpha"] * np.eye(Xc.shape[1])
+        coef = np.linalg.solve(A, Xc.T @ (Yt - mean_c[:, None]).T).T  # (T, S)
+        est = mean_c + (coef @ (self._mU - self._mC)) / (1.0 + k / (N - k))
+        if k < 2:
+            return est, np.full(est.shape, np.inf)
+        resid = (Yt - mean_c[:, None]) - coef @ Xc.T
+        return est, resid.var(axis=1, ddof=1) / k * (N - k) / N
+
+    def _predict(self, Yt: np.ndarray) -> np.ndarray:
+        return self._predict_var(Yt)[0]
+
+
+@register_estimator
+class BayesRSLearn(_IntervalMixin, Estimator):
+    """BayesAME's Bayes-RS-Learn: a Bayesian ridge regression (scikit-learn's ``BayesianRidge`` defaults)
+    across the sources of their full score on their coreset scores; a target's estimate is the posterior
+    predictive mean at its coreset scores ``x``, and the interval's variance
+    ``(x - xm)^T Sigma_beta (x - xm) + 1/alpha`` (``xm`` the sources' mean coreset scores)."""
+
+    name = "bayes-rs-learn"
+    description = "BayesAME's Bayes-RS-Learn: Bayesian ridge of the full score on the coreset scores, across sources"
+
+    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
+        assert Y is not None
+        X = Y[:, sel]
+        coef, b, alpha, lam, ev, Q = bayesian_ridge_batch(X, Y.mean(axis=1)[:, None])
+        self._coef, self._b = coef[0], float(b[0])
+        self._alpha, self._lam = float(alpha[0]), float(lam[0])
+        self._ev, self._Q, self._xm = ev, Q, X.mean(axis=0)
+
+    def _predict_var(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        est = Yt @ self._coef + self._b
+        xq = (Yt - self._xm) @ self._Q  # (T, k)
+        var = np.sum(xq ** 2 / (self._alpha * self._ev + self._lam), axis=1) + 1.0 / self._alpha
         return est, var
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
