@@ -48,6 +48,9 @@ Parts:
 * ``fidelity`` — the paper's protocol on real and synthetic sets at 10-50 %
   retention: HoloCosm, Random, AnchorPoints, K-means, the ablation.
 
+The comparison with the paper's peers (Vote, mRMR + RidgeCV, tinyBenchmarks, ...), its cross-metric
+diagnostics and the weak-to-strong split are :mod:`benchsel.benchmarks.studies.holocosm_peers`.
+
 Timed parts should run under the shared lock (``flock /work/bench.lock python -m ...``);
 seconds depend on the machine's load.
 """
