@@ -76,7 +76,7 @@ from benchsel.heuristics.holocosm import (
     random_baseline,
     swap_unconstrained,
 )
-from benchsel.instances.responses import load_responses, make_multimetric, paper_split
+from benchsel.instances.responses import load_responses, make_multimetric, paper_split, weak_to_strong_split
 from benchsel.instances.scores import mallows_profile
 from benchsel.instances.synthetic import make_kmedoids
 from benchsel.solvers import solve
@@ -430,16 +430,17 @@ def _print_compare(s: dict, title: str) -> None:
     print(flush=True)
 
 
-def real_sets(data_dir: Path | None = None) -> list[dict]:
-    """The three real multi-metric sets, split by the paper's protocol (empty when the data is absent)."""
+def real_sets(data_dir: Path | None = None, split: str = "paper") -> list[dict]:
+    """The three real multi-metric sets, split by the paper's protocol or ``split`` (a name of :data:`SPLITS`);
+    empty when the data is absent."""
     data_dir = data_dir or default_data_dir()
     out: list[dict] = []
     if data_dir is None or not (data_dir / "responses").is_dir():
-        print("realfid: shared data not found", file=sys.stderr)
+        print("holocosm: shared data not found", file=sys.stderr)
         return out
     for name, rel, ns in REAL_SETS:
         R = load_responses(data_dir / "responses" / rel)
-        out.append(_split(name, R, ns, "real"))
+        out.append(_split(name, R, ns, "real", split))
     return out
 
 
@@ -513,11 +514,19 @@ def datasets(quick: bool = False, data_dir: Path | None = None) -> list[dict]:
     return out
 
 
-def _split(name: str, R: Any, n_sources: int, kind: str) -> dict:
-    sp = paper_split(R, n_sources)
-    Xs, Yt = sp.take(R.oriented())
-    return {"name": name, "kind": kind, "X": Xs, "Yt": Yt, "metrics": list(R.metrics), "n_sources": n_sources,
-            "n_targets": int(sp.targets.size), "N": int(Xs.shape[1]), "K": int(Xs.shape[2])}
+#: Source/target splits by name: the paper's (evenly spaced sources) and its weak-to-strong one.
+SPLITS = {"paper": paper_split, "weak2strong": weak_to_strong_split}
+
+
+def _split(name: str, R: Any, n_sources: int, kind: str, split: str = "paper") -> dict:
+    if split not in SPLITS:
+        raise ValueError(f"split: expected one of {', '.join(SPLITS)}, got {split!r}")
+    sp = SPLITS[split](R, n_sources)
+    T = R.oriented()
+    Xs, Yt = sp.take(T)
+    return {"name": name, "kind": kind, "X": Xs, "Yt": Yt, "Y_all": T, "metrics": [str(m) for m in R.metrics],
+            "n_sources": n_sources, "n_targets": int(sp.targets.size), "N": int(Xs.shape[1]), "K": int(Xs.shape[2]),
+            "split": split}
 
 
 def fidelity_runs(sets: list[dict], retentions=RETENTIONS, seeds: int = 5, quiet: bool = False) -> list[dict]:
@@ -644,6 +653,12 @@ def _print_tables(agg: dict, out: dict, dsets: list[str], rhos: list[float]) -> 
 PARTS = ("timing", "optimality", "large", "design", "timelimits", "exact", "realfid", "manytargets", "fidelity")
 
 
+def write_report(report: dict, path: Path) -> Path:
+    """``report`` as indented JSON (numpy scalars as numbers, anything else unknown as its string)."""
+    path.write_text(json.dumps(report, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.holocosm",
                                  description=__doc__.split("\n\n")[0])
@@ -720,10 +735,9 @@ def main(argv: list[str] | None = None) -> int:
         rhos = (0.2,) if a.quick else RETENTIONS
         rows = fidelity_runs(sets, rhos, seeds)
         report["fidelity"] = {"rows": rows, "summary": fidelity_summary(rows),
-                              "datasets": [{k: v for k, v in d.items() if k not in ("X", "Yt")} for d in sets]}
+                              "datasets": [{k: v for k, v in d.items() if k not in ("X", "Yt", "Y_all")} for d in sets]}
     if a.out:
-        a.out.write_text(json.dumps(report, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
-        print(f"\nwrote {a.out}")
+        print(f"\nwrote {write_report(report, a.out)}")
     return 0
 
 

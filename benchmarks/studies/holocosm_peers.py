@@ -30,7 +30,6 @@ Outputs:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -48,48 +47,15 @@ from benchsel.formulations.holocosm import (
     union_cost,
 )
 from benchsel.heuristics.holocosm import get_baseline, holocosm_baselines
-from benchsel.instances.responses import load_responses, paper_split, weak_to_strong_split
 
-from .._data import default_data_dir
-from .holocosm import REAL_SETS, many_target_sets
+from .holocosm import SPLITS, many_target_sets, real_sets, write_report
 
-SPLITS = {"paper": paper_split, "weak2strong": weak_to_strong_split}
 DEFAULT_METHODS = ("holocosm", "random", "random_sac", "swap_unconstrained", "kmeans", "vote", "anchorpoints",
                    "mrmr_ridge", "tinybenchmarks")
 #: The paper's numbers (15 configurations, 20 % retention), keyed as the summary's comparisons.
 PAPER = {"vs_random_mean_nmae": 0.353, "vs_random_worst_nmae": 0.395, "vs_kmeans_mean_nmae": 0.271,
          "vs_kmeans_worst_nmae": 0.231, "vs_random_sac_mean_nmae": 1 - 0.2362 / 0.2812,
          "cross_metric_worse_share": (0.705, 0.977)}
-
-
-# --------------------------------------------------------------------------- data
-def load_sets(split: str = "paper", data_dir: Path | None = None) -> list[dict]:
-    """The real multi-metric sets split by ``split`` (``"paper"`` or ``"weak2strong"``); empty without data."""
-    if split not in SPLITS:
-        raise ValueError(f"split: expected one of {', '.join(SPLITS)}, got {split!r}")
-    data_dir = data_dir or default_data_dir()
-    out: list[dict] = []
-    if data_dir is None or not (data_dir / "responses").is_dir():
-        print("holocosm_peers: shared data not found", file=sys.stderr)
-        return out
-    for name, rel, n_src in REAL_SETS:
-        R = load_responses(data_dir / "responses" / rel)
-        sp = SPLITS[split](R, n_src)
-        T = R.oriented()
-        X, Yt = sp.take(T)
-        out.append({"name": name, "X": X, "Yt": Yt, "Y_all": T, "metrics": [str(m) for m in R.metrics],
-                    "n_sources": n_src, "n_targets": int(sp.targets.size), "N": int(X.shape[1]),
-                    "K": int(X.shape[2]), "split": split})
-    return out
-
-
-def synthetic_sets(n_items: int = 1000, n_targets: int = 200) -> list[dict]:
-    """The many-target synthetic sets of the HoloCosm study (6 sources, ``n_targets`` targets, the paper's split)."""
-    out = []
-    for ds in many_target_sets(n_items, n_targets):
-        out.append({**ds, "Y_all": np.concatenate([ds["X"], ds["Yt"]]), "metrics": [str(m) for m in ds["metrics"]],
-                    "split": "paper"})
-    return out
 
 
 # --------------------------------------------------------------------------- runs
@@ -365,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.synthetic and a.split != "paper":
         ap.error("--synthetic: the synthetic sets use the paper split only")
-    sets = synthetic_sets() if a.synthetic else load_sets(a.split)
+    sets = many_target_sets() if a.synthetic else real_sets(split=a.split)
     if not sets:
         return 1
     rhos = tuple(a.retentions)
@@ -385,8 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.figure:
         print(f"wrote {write_figure(diag, a.figure)}")
     if a.out:
-        a.out.write_text(json.dumps(report, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
-        print(f"wrote {a.out}")
+        print(f"wrote {write_report(report, a.out)}")
     return 0
 
 
