@@ -68,14 +68,9 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations import PositionalProportionality
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
-from benchsel.heuristics.holocosm import (
-    anchorpoints,
-    holocosm_selection,
-    kmeans_baseline,
-    random_baseline,
-    swap_unconstrained,
-)
+from benchsel.heuristics.holocosm import get_baseline, random_baseline
 from benchsel.instances.responses import load_responses, make_multimetric, paper_split, weak_to_strong_split
 from benchsel.instances.scores import mallows_profile
 from benchsel.instances.synthetic import make_kmedoids
@@ -520,7 +515,7 @@ SPLITS = {"paper": paper_split, "weak2strong": weak_to_strong_split}
 
 def _split(name: str, R: Any, n_sources: int, kind: str, split: str = "paper") -> dict:
     if split not in SPLITS:
-        raise ValueError(f"split: expected one of {', '.join(SPLITS)}, got {split!r}")
+        raise InvalidInputError(f"split: expected one of {', '.join(SPLITS)}, got {split!r}")
     sp = SPLITS[split](R, n_sources)
     T = R.oriented()
     Xs, Yt = sp.take(T)
@@ -529,9 +524,19 @@ def _split(name: str, R: Any, n_sources: int, kind: str, split: str = "paper") -
             "split": split}
 
 
-def fidelity_runs(sets: list[dict], retentions=RETENTIONS, seeds: int = 5, quiet: bool = False) -> list[dict]:
-    """One row per (dataset, retention, seed, method)."""
-    rows = []
+def baseline_rows(sets: list[dict], retentions: tuple[float, ...] = (0.2,), seeds: int = 5,
+                  methods: tuple[str, ...] = ("holocosm", "random"), *, quiet: bool = False) -> list[dict]:
+    """Registered comparison methods (:func:`benchsel.heuristics.holocosm.get_baseline`) on split sets.
+
+    One row per (data set, retention, seed, method, selection target): ``method`` the registered name,
+    ``target`` the selection metric of a single-metric method (each metric index, then ``"average"``;
+    None for the others), ``label`` the selection's own name (e.g. ``"anchorpoints_m0"``), the
+    selection, its feasibility for the formulation, and the fidelity of the method's own estimate on the
+    held-out targets, per metric (``nmae``, ``sp``) and summarised. Formulation and method seeds are ``s``.
+    """
+    for m in methods:
+        get_baseline(m)  # unknown names fail before any run
+    rows: list[dict] = []
     for ds in sets:
         X, Yt = ds["X"], ds["Yt"]
         muY = Yt.mean(axis=1)
@@ -539,19 +544,33 @@ def fidelity_runs(sets: list[dict], retentions=RETENTIONS, seeds: int = 5, quiet
         for rho in retentions:
             for s in range(seeds):
                 f = RankingRiskReconstruction(X, retention=rho, seed=s)
-                sels = [holocosm_selection(f, s), random_baseline(f, s), random_baseline(f, s, correction=True),
-                        swap_unconstrained(f, s), anchorpoints(f, "average", s), kmeans_baseline(f, s)]
-                sels += [anchorpoints(f, k, s) for k in range(f.n_metrics)]
-                for b in sels:
-                    est = b.estimate(f, Yt[:, b.selection, :])
-                    fd = fidelity(est, muY)
-                    rows.append({"dataset": ds["name"], "kind": ds["kind"], "retention": rho, "seed": s,
-                                 "B": f.budget, "method": b.method, "feasible": bool(f.check(b.selection)),
-                                 **fd.summary()})
+                for name in methods:
+                    b = get_baseline(name)
+                    for tgt in ([*range(f.n_metrics), "average"] if b.per_metric else [None]):
+                        t1 = time.perf_counter()
+                        sel = b.build(f, seed=s) if tgt is None else b.build(f, metric=tgt, seed=s)
+                        secs = time.perf_counter() - t1
+                        fd = fidelity(sel.estimate(f, Yt[:, sel.selection, :]), muY)
+                        rows.append({"dataset": ds["name"], "kind": ds["kind"], "split": ds["split"],
+                                     "retention": rho, "seed": s, "B": f.budget, "method": name, "target": tgt,
+                                     "label": sel.method, "seconds": secs, "selection": sel.selection.tolist(),
+                                     "feasible": bool(f.check(sel.selection)), "nmae": fd.nmae.tolist(),
+                                     "sp": fd.spearman.tolist(), **fd.summary()})
         if not quiet:
-            print(f"fidelity {ds['name']} (N={ds['N']}, K={ds['K']}, {ds['n_sources']} sources, "
+            print(f"{ds['name']} ({ds['split']} split, N={ds['N']}, K={ds['K']}, {ds['n_sources']} sources, "
                   f"{ds['n_targets']} targets): {time.perf_counter() - t0:.1f} s", flush=True)
     return rows
+
+
+#: The methods of the ``fidelity`` part (single-metric AnchorPoints on every metric and the AverageMetric).
+FIDELITY_METHODS = ("holocosm", "random", "random_sac", "swap_unconstrained", "anchorpoints", "kmeans")
+
+
+def fidelity_runs(sets: list[dict], retentions=RETENTIONS, seeds: int = 5, quiet: bool = False) -> list[dict]:
+    """One row per (dataset, retention, seed, method), ``method`` the selection's label
+    (:func:`baseline_rows` of :data:`FIDELITY_METHODS`)."""
+    rows = baseline_rows(sets, tuple(retentions), seeds, FIDELITY_METHODS, quiet=quiet)
+    return [{**r, "method": r["label"]} for r in rows]
 
 
 MEASURES = ("mean_nmae", "worst_nmae", "mean_sp", "worst_sp", "mean_tau")

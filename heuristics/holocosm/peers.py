@@ -57,7 +57,7 @@ def vote_counts(selections: list[np.ndarray], budget: int, n_items: int, seed: i
     tied = tied[order]
     cover = member[:, keep].sum(axis=1).astype(float)  # kept items per metric
     for _ in range(B - int(keep.sum())):
-        key = np.array([cover[member[:, i]].min() for i in tied])
+        key = np.where(member[:, tied], cover[:, None], np.inf).min(axis=0)
         j = int(np.argmin(key))  # first in the seeded order among the least covered
         i = int(tied[j])
         keep[i] = True

@@ -60,6 +60,8 @@ HOLOCOSM_BASELINES: dict[str, Baseline] = {b.name: b for b in (
     Baseline("vote", vote, False, "per-metric AnchorPoints combined by votes, plain means"),
     Baseline("mrmr_ridge", mrmr_ridge, True, "mRMR (mutual-information quotient), one RidgeCV per metric"),
     Baseline("tinybenchmarks", tinybenchmarks, True, "5-d IRT item parameters, weighted K-means, cluster weights"),
+    Baseline("tinybenchmarks_gpirt", partial(tinybenchmarks, estimator="gp-irt"), True,
+             "tinyBenchmarks' selection with its gp-IRT estimator per evaluation metric"),
 )}
 
 

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.data import needs_data
 
 from benchsel.benchmarks.studies import holocosm_peers as study
+from benchsel.benchmarks.studies.holocosm import real_sets
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.holocosm import cross_metric_worse_share, metric_rank_correlation
 from benchsel.instances.responses import make_multimetric, paper_split
 
@@ -37,3 +40,21 @@ def test_peers_study_summaries_on_a_synthetic_set(tmp_path):
     assert np.allclose(d["rank_correlation"]["s"]["table"], metric_rank_correlation(T))
     png = study.write_figure(d, tmp_path / "diag.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@needs_data("responses", "wmt_mqm", "ted_ende_multimetric.npz")
+def test_real_sets_split_option():
+    paper = {d["name"]: d for d in real_sets()}
+    w2s = {d["name"]: d for d in real_sets(split="weak2strong")}
+    assert set(paper) == set(w2s) == {"ted_ende", "ted_zhen", "unieval_topical_chat"}
+    for name, d in w2s.items():
+        assert d["split"] == "weak2strong" and paper[name]["split"] == "paper"
+        assert d["X"].shape[0] == d["n_sources"] and d["X"].shape[0] + d["Yt"].shape[0] == d["Y_all"].shape[0]
+        # every source is at most as strong as every target on the split score
+        T = d["Y_all"].mean(axis=1)
+        lo, hi = T.min(axis=0), T.max(axis=0)
+        score = np.where(hi > lo, (T - lo) / np.where(hi > lo, hi - lo, 1.0), 0.0).mean(axis=1)
+        src = [int(np.flatnonzero((T == x).all(axis=1))[0]) for x in d["X"].mean(axis=1)]
+        assert score[src].max() <= np.delete(score, src).min()
+    with pytest.raises(InvalidInputError, match="split"):
+        real_sets(split="random")
