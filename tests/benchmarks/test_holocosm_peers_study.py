@@ -17,7 +17,7 @@ def test_peers_study_summaries_on_a_synthetic_set(tmp_path):
     T = R.oriented()
     sp = paper_split(R, 6)
     X, Yt = sp.take(T)
-    sets = [{"name": "s", "X": X, "Yt": Yt, "Y_all": T, "metrics": ["a", "b", "c"], "n_sources": 6,
+    sets = [{"name": "s", "kind": "synthetic", "X": X, "Yt": Yt, "Y_all": T, "metrics": ["a", "b", "c"], "n_sources": 6,
              "n_targets": int(sp.targets.size), "N": 40, "K": 3, "split": "paper"}]
     rows = study.run(sets, (0.2,), 2, ("holocosm", "random", "kmeans", "anchorpoints"), quiet=True)
     assert len(rows) == 2 * (3 + 4)
