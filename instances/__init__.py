@@ -25,6 +25,7 @@ _LAZY = {
     "load_responses": "benchsel.instances.responses",
     "make_multimetric": "benchsel.instances.responses",
     "paper_split": "benchsel.instances.responses",
+    "weak_to_strong_split": "benchsel.instances.responses",
     "Responses": "benchsel.instances.responses",
     # model splits for BayesAME
     "interpolation_split": "benchsel.instances.splits",

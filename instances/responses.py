@@ -274,6 +274,34 @@ class SourceTargetSplit:
         return Y[self.sources], Y[self.targets]
 
 
+def _split_scores(data: Any, lower_is_better: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(score, order) of the paper's split: per-model average of min-max normalised, oriented metric means, and
+    the models from the lowest to the highest score (ties by index)."""
+    if isinstance(data, Responses):
+        if lower_is_better is not None:
+            raise InvalidInputError("lower_is_better: a Responses object carries its own orientation; do not pass one")
+        T = data.oriented()
+    else:
+        T = as_array(data, "data", ndim=(2, 3), shape_doc="(M, N, K) or (M, N)")
+        if T.ndim == 2:
+            T = T[:, :, None]
+        K = T.shape[2]
+        if lower_is_better is not None:
+            lib = np.asarray(lower_is_better)
+            lib = np.full(K, bool(lib)) if lib.ndim == 0 else lib
+            if lib.shape != (K,):
+                raise InvalidInputError(
+                    f"lower_is_better: expected one flag per metric, shape ({K},), got shape {lib.shape}")
+            T = T * np.where(lib.astype(bool), -1.0, 1.0)
+    M = T.shape[0]
+    mu = T.mean(axis=1)
+    lo, hi = mu.min(axis=0), mu.max(axis=0)
+    span = hi - lo
+    norm = np.where(span > 0, (mu - lo) / np.where(span > 0, span, 1.0), 0.0)
+    score = norm.mean(axis=1)
+    return score, np.lexsort((np.arange(M), score))
+
+
 def paper_split(data: Any, n_sources: int = 6, *, lower_is_better: Any = None) -> SourceTargetSplit:
     """The HoloCosm paper's source/target split.
 
@@ -297,34 +325,39 @@ def paper_split(data: Any, n_sources: int = 6, *, lower_is_better: Any = None) -
     SourceTargetSplit
     """
 
-    if isinstance(data, Responses):
-        if lower_is_better is not None:
-            raise InvalidInputError("lower_is_better: a Responses object carries its own orientation; do not pass one")
-        T = data.oriented()
-    else:
-        T = as_array(data, "data", ndim=(2, 3), shape_doc="(M, N, K) or (M, N)")
-        if T.ndim == 2:
-            T = T[:, :, None]
-        K = T.shape[2]
-        if lower_is_better is not None:
-            lib = np.asarray(lower_is_better)
-            lib = np.full(K, bool(lib)) if lib.ndim == 0 else lib
-            if lib.shape != (K,):
-                raise InvalidInputError(
-                    f"lower_is_better: expected one flag per metric, shape ({K},), got shape {lib.shape}")
-            T = T * np.where(lib.astype(bool), -1.0, 1.0)
-    M = T.shape[0]
+    score, order = _split_scores(data, lower_is_better)
+    M = score.size
     S = check_int(n_sources, "n_sources", low=2, high=M - 1, low_doc="2", high_doc=f"M - 1 = {M - 1}")
-    mu = T.mean(axis=1)
-    lo, hi = mu.min(axis=0), mu.max(axis=0)
-    span = hi - lo
-    norm = np.where(span > 0, (mu - lo) / np.where(span > 0, span, 1.0), 0.0)
-    score = norm.mean(axis=1)
-    order = np.lexsort((np.arange(M), score))
     pos = np.round(np.linspace(0, M - 1, S)).astype(int)
     sources = order[pos]
     targets = np.setdiff1d(np.arange(M), sources)
     return SourceTargetSplit(sources=sources, targets=targets, score=score, order=order)
 
 
-__all__ += ["SourceTargetSplit", "make_multimetric", "paper_split"]
+def weak_to_strong_split(data: Any, n_sources: int = 6, *, lower_is_better: Any = None) -> SourceTargetSplit:
+    """The HoloCosm paper's weak-to-strong split: the ``n_sources`` weakest models are the sources, every
+    stronger model a target.
+
+    Models are ranked by the score of :func:`paper_split` (the average of
+    min-max normalised, oriented metric means; ties by index); the sources are
+    the ``n_sources`` lowest, the targets all the others (each at least as
+    strong as every source).
+
+    Parameters
+    ----------
+    data : Responses or array_like, shape (M, N, K) or (M, N)
+    n_sources : int
+        ``2 <= n_sources <= M - 2`` (at least two targets to rank).
+    lower_is_better : bool or array_like of bool, shape (K,), optional
+
+    Returns
+    -------
+    SourceTargetSplit
+    """
+    score, order = _split_scores(data, lower_is_better)
+    M = score.size
+    S = check_int(n_sources, "n_sources", low=2, high=M - 2, low_doc="2", high_doc=f"M - 2 = {M - 2}")
+    return SourceTargetSplit(sources=order[:S].copy(), targets=np.sort(order[S:]), score=score, order=order)
+
+
+__all__ += ["SourceTargetSplit", "make_multimetric", "paper_split", "weak_to_strong_split"]

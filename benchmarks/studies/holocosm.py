@@ -48,6 +48,9 @@ Parts:
 * ``fidelity`` — the paper's protocol on real and synthetic sets at 10-50 %
   retention: HoloCosm, Random, AnchorPoints, K-means, the ablation.
 
+The comparison with the paper's peers (Vote, mRMR + RidgeCV, tinyBenchmarks, ...), its cross-metric
+diagnostics and the weak-to-strong split are :mod:`benchsel.benchmarks.studies.holocosm_peers`.
+
 Timed parts should run under the shared lock (``flock /work/bench.lock python -m ...``);
 seconds depend on the machine's load.
 """
@@ -65,15 +68,10 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations import PositionalProportionality
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
-from benchsel.heuristics.holocosm import (
-    anchorpoints,
-    holocosm_selection,
-    kmeans_baseline,
-    random_baseline,
-    swap_unconstrained,
-)
-from benchsel.instances.responses import load_responses, make_multimetric, paper_split
+from benchsel.heuristics.holocosm import get_baseline, random_baseline
+from benchsel.instances.responses import load_responses, make_multimetric, paper_split, weak_to_strong_split
 from benchsel.instances.scores import mallows_profile
 from benchsel.instances.synthetic import make_kmedoids
 from benchsel.solvers import solve
@@ -427,16 +425,17 @@ def _print_compare(s: dict, title: str) -> None:
     print(flush=True)
 
 
-def real_sets(data_dir: Path | None = None) -> list[dict]:
-    """The three real multi-metric sets, split by the paper's protocol (empty when the data is absent)."""
+def real_sets(data_dir: Path | None = None, split: str = "paper") -> list[dict]:
+    """The three real multi-metric sets, split by the paper's protocol or ``split`` (a name of :data:`SPLITS`);
+    empty when the data is absent."""
     data_dir = data_dir or default_data_dir()
     out: list[dict] = []
     if data_dir is None or not (data_dir / "responses").is_dir():
-        print("realfid: shared data not found", file=sys.stderr)
+        print("holocosm: shared data not found", file=sys.stderr)
         return out
     for name, rel, ns in REAL_SETS:
         R = load_responses(data_dir / "responses" / rel)
-        out.append(_split(name, R, ns, "real"))
+        out.append(_split(name, R, ns, "real", split))
     return out
 
 
@@ -510,16 +509,34 @@ def datasets(quick: bool = False, data_dir: Path | None = None) -> list[dict]:
     return out
 
 
-def _split(name: str, R: Any, n_sources: int, kind: str) -> dict:
-    sp = paper_split(R, n_sources)
-    Xs, Yt = sp.take(R.oriented())
-    return {"name": name, "kind": kind, "X": Xs, "Yt": Yt, "metrics": list(R.metrics), "n_sources": n_sources,
-            "n_targets": int(sp.targets.size), "N": int(Xs.shape[1]), "K": int(Xs.shape[2])}
+#: Source/target splits by name: the paper's (evenly spaced sources) and its weak-to-strong one.
+SPLITS = {"paper": paper_split, "weak2strong": weak_to_strong_split}
 
 
-def fidelity_runs(sets: list[dict], retentions=RETENTIONS, seeds: int = 5, quiet: bool = False) -> list[dict]:
-    """One row per (dataset, retention, seed, method)."""
-    rows = []
+def _split(name: str, R: Any, n_sources: int, kind: str, split: str = "paper") -> dict:
+    if split not in SPLITS:
+        raise InvalidInputError(f"split: expected one of {', '.join(SPLITS)}, got {split!r}")
+    sp = SPLITS[split](R, n_sources)
+    T = R.oriented()
+    Xs, Yt = sp.take(T)
+    return {"name": name, "kind": kind, "X": Xs, "Yt": Yt, "Y_all": T, "metrics": [str(m) for m in R.metrics],
+            "n_sources": n_sources, "n_targets": int(sp.targets.size), "N": int(Xs.shape[1]), "K": int(Xs.shape[2]),
+            "split": split}
+
+
+def baseline_rows(sets: list[dict], retentions: tuple[float, ...] = (0.2,), seeds: int = 5,
+                  methods: tuple[str, ...] = ("holocosm", "random"), *, quiet: bool = False) -> list[dict]:
+    """Registered comparison methods (:func:`benchsel.heuristics.holocosm.get_baseline`) on split sets.
+
+    One row per (data set, retention, seed, method, selection target): ``method`` the registered name,
+    ``target`` the selection metric of a single-metric method (each metric index, then ``"average"``;
+    None for the others), ``label`` the selection's own name (e.g. ``"anchorpoints_m0"``), the
+    selection, its feasibility for the formulation, and the fidelity of the method's own estimate on the
+    held-out targets, per metric (``nmae``, ``sp``) and summarised. Formulation and method seeds are ``s``.
+    """
+    for m in methods:
+        get_baseline(m)  # unknown names fail before any run
+    rows: list[dict] = []
     for ds in sets:
         X, Yt = ds["X"], ds["Yt"]
         muY = Yt.mean(axis=1)
@@ -527,19 +544,33 @@ def fidelity_runs(sets: list[dict], retentions=RETENTIONS, seeds: int = 5, quiet
         for rho in retentions:
             for s in range(seeds):
                 f = RankingRiskReconstruction(X, retention=rho, seed=s)
-                sels = [holocosm_selection(f, s), random_baseline(f, s), random_baseline(f, s, correction=True),
-                        swap_unconstrained(f, s), anchorpoints(f, "average", s), kmeans_baseline(f, s)]
-                sels += [anchorpoints(f, k, s) for k in range(f.n_metrics)]
-                for b in sels:
-                    est = b.estimate(f, Yt[:, b.selection, :])
-                    fd = fidelity(est, muY)
-                    rows.append({"dataset": ds["name"], "kind": ds["kind"], "retention": rho, "seed": s,
-                                 "B": f.budget, "method": b.method, "feasible": bool(f.check(b.selection)),
-                                 **fd.summary()})
+                for name in methods:
+                    b = get_baseline(name)
+                    for tgt in ([*range(f.n_metrics), "average"] if b.per_metric else [None]):
+                        t1 = time.perf_counter()
+                        sel = b.build(f, seed=s) if tgt is None else b.build(f, metric=tgt, seed=s)
+                        secs = time.perf_counter() - t1
+                        fd = fidelity(sel.estimate(f, Yt[:, sel.selection, :]), muY)
+                        rows.append({"dataset": ds["name"], "kind": ds["kind"], "split": ds["split"],
+                                     "retention": rho, "seed": s, "B": f.budget, "method": name, "target": tgt,
+                                     "label": sel.method, "seconds": secs, "selection": sel.selection.tolist(),
+                                     "feasible": bool(f.check(sel.selection)), "nmae": fd.nmae.tolist(),
+                                     "sp": fd.spearman.tolist(), **fd.summary()})
         if not quiet:
-            print(f"fidelity {ds['name']} (N={ds['N']}, K={ds['K']}, {ds['n_sources']} sources, "
+            print(f"{ds['name']} ({ds['split']} split, N={ds['N']}, K={ds['K']}, {ds['n_sources']} sources, "
                   f"{ds['n_targets']} targets): {time.perf_counter() - t0:.1f} s", flush=True)
     return rows
+
+
+#: The methods of the ``fidelity`` part (single-metric AnchorPoints on every metric and the AverageMetric).
+FIDELITY_METHODS = ("holocosm", "random", "random_sac", "swap_unconstrained", "anchorpoints", "kmeans")
+
+
+def fidelity_runs(sets: list[dict], retentions=RETENTIONS, seeds: int = 5, quiet: bool = False) -> list[dict]:
+    """One row per (dataset, retention, seed, method), ``method`` the selection's label
+    (:func:`baseline_rows` of :data:`FIDELITY_METHODS`)."""
+    rows = baseline_rows(sets, tuple(retentions), seeds, FIDELITY_METHODS, quiet=quiet)
+    return [{**r, "method": r["label"]} for r in rows]
 
 
 MEASURES = ("mean_nmae", "worst_nmae", "mean_sp", "worst_sp", "mean_tau")
@@ -641,6 +672,12 @@ def _print_tables(agg: dict, out: dict, dsets: list[str], rhos: list[float]) -> 
 PARTS = ("timing", "optimality", "large", "design", "timelimits", "exact", "realfid", "manytargets", "fidelity")
 
 
+def write_report(report: dict, path: Path) -> Path:
+    """``report`` as indented JSON (numpy scalars as numbers, anything else unknown as its string)."""
+    path.write_text(json.dumps(report, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.studies.holocosm",
                                  description=__doc__.split("\n\n")[0])
@@ -717,10 +754,9 @@ def main(argv: list[str] | None = None) -> int:
         rhos = (0.2,) if a.quick else RETENTIONS
         rows = fidelity_runs(sets, rhos, seeds)
         report["fidelity"] = {"rows": rows, "summary": fidelity_summary(rows),
-                              "datasets": [{k: v for k, v in d.items() if k not in ("X", "Yt")} for d in sets]}
+                              "datasets": [{k: v for k, v in d.items() if k not in ("X", "Yt", "Y_all")} for d in sets]}
     if a.out:
-        a.out.write_text(json.dumps(report, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
-        print(f"\nwrote {a.out}")
+        print(f"\nwrote {write_report(report, a.out)}")
     return 0
 
 

@@ -50,6 +50,39 @@ class BaselineSelection:
         return weighted_estimate(Y, self.weights)
 
 
+@dataclass(frozen=True)
+class FittedSelection(BaselineSelection):
+    """A baseline whose estimate is a registered estimator fitted per metric on the sources.
+
+    Attributes
+    ----------
+    estimators : tuple of benchsel.formulations.estimation.Estimator, length K
+        Metric ``k``'s estimator, fitted on ``scale``-normalised ``f.X[:, :, k]`` and the selection.
+    lo, span : ndarray, shape (K,)
+        The affine map to the estimators' units (``(x - lo) / span``) and back; 0 and 1 when none.
+    clip : bool
+        Clip target responses to [0, 1] in the estimators' units (estimators that need scores in [0, 1]).
+    """
+
+    estimators: tuple = ()
+    lo: np.ndarray | None = None
+    span: np.ndarray | None = None
+    clip: bool = False
+
+    def estimate(self, f: RankingRiskReconstruction, Y: Any) -> np.ndarray:
+        """Estimated full scores, shape (G, K), from target responses ``Y`` on the selection, shape (G, B, K)."""
+        Yt = as_array(Y, "Y", ndim=3, shape=(None, self.selection.size, f.n_metrics),
+                      shape_doc=f"(G, B, K) = (G, {self.selection.size}, {f.n_metrics})")
+        K = Yt.shape[2]
+        lo = np.zeros(K) if self.lo is None else self.lo
+        span = np.ones(K) if self.span is None else self.span
+        out = np.empty((Yt.shape[0], K))
+        for k, est in enumerate(self.estimators):
+            z = (Yt[:, :, k] - lo[k]) / span[k]
+            out[:, k] = est.predict(np.clip(z, 0.0, 1.0) if self.clip else z) * span[k] + lo[k]
+        return out
+
+
 def holocosm_selection(f: RankingRiskReconstruction, seed: int = 0, **options: Any) -> BaselineSelection:
     """HoloCosm (``"swap"``) with its source-assisted estimator, as a :class:`BaselineSelection`."""
     out = swap_search(f, rng=check_rng(seed), **options)
@@ -96,6 +129,29 @@ def average_metric(X: Any) -> np.ndarray:
     return ((X - lo) / span).mean(axis=2)
 
 
+def selection_target(f: RankingRiskReconstruction, metric: int | str) -> tuple[np.ndarray, str]:
+    """The single-metric source matrix a single-metric baseline selects with, and its name tag.
+
+    Parameters
+    ----------
+    f : RankingRiskReconstruction
+    metric : int or "average"
+        A metric index ``k`` (``f.X[:, :, k]``, tag ``"m<k>"``) or ``"average"``
+        (:func:`average_metric`, tag ``"avg"``).
+
+    Returns
+    -------
+    F : ndarray, shape (M, N)
+    tag : str
+    """
+    if isinstance(metric, str):
+        if metric != "average":
+            raise InvalidInputError(f"metric: expected a metric index or 'average', got {metric!r}")
+        return average_metric(f.X), "avg"
+    k = check_int(metric, "metric", low=0, high=f.n_metrics - 1)
+    return f.X[:, :, k], f"m{k}"
+
+
 def anchorpoints(f: RankingRiskReconstruction, metric: int | str = "average", seed: int = 0) -> BaselineSelection:
     """AnchorPoints on one metric (``metric=k``) or on the AverageMetric (``metric="average"``).
 
@@ -104,17 +160,8 @@ def anchorpoints(f: RankingRiskReconstruction, metric: int | str = "average", se
     registered ``"fasterpam"`` runner); each item joins its most-correlated
     medoid; the weights are cluster sizes / N. Needs an ``N x N`` matrix.
     """
-    X = f.X
-    if isinstance(metric, str):
-        if metric != "average":
-            raise InvalidInputError(f"metric: expected a metric index or 'average', got {metric!r}")
-        F = average_metric(X)
-        name = "anchorpoints_avg"
-    else:
-        k = check_int(metric, "metric", low=0, high=f.n_metrics - 1)
-        F = X[:, :, k]
-        name = f"anchorpoints_m{k}"
-
+    F, tag = selection_target(f, metric)
+    name = f"anchorpoints_{tag}"
     km = KMedoids.from_features(F.T, f.budget, metric="correlation")
     out = run_fasterpam(km, time_limit=None, seed=seed)
     sel = np.sort(np.asarray(out.selection, dtype=np.int64))

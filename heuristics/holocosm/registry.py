@@ -1,0 +1,87 @@
+"""HoloCosm's comparison methods by name: one name -> builder registry the studies and harness parts use.
+
+``get_baseline("vote").build(f, seed)`` (or :func:`run_baseline`) returns a
+:class:`~benchsel.heuristics.holocosm.baselines.BaselineSelection`; a
+``per_metric`` baseline also takes ``metric`` (an index or ``"average"``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.holocosm import RankingRiskReconstruction
+
+from .baselines import (
+    BaselineSelection,
+    anchorpoints,
+    holocosm_selection,
+    kmeans_baseline,
+    random_baseline,
+    swap_unconstrained,
+)
+from .mrmr import mrmr_ridge
+from .peers import tinybenchmarks, vote
+
+__all__ = ["HOLOCOSM_BASELINES", "Baseline", "get_baseline", "holocosm_baselines", "run_baseline"]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A named comparison method.
+
+    Attributes
+    ----------
+    name : str
+    build : callable
+        ``build(f, seed=0, **options) -> BaselineSelection`` (``metric=`` too when ``per_metric``).
+    per_metric : bool
+        Selects with one metric (``metric``: an index or ``"average"``); its evaluation on every metric is
+        the cross-metric comparison.
+    description : str
+    """
+
+    name: str
+    build: Callable[..., BaselineSelection]
+    per_metric: bool
+    description: str
+
+
+HOLOCOSM_BASELINES: dict[str, Baseline] = {b.name: b for b in (
+    Baseline("holocosm", holocosm_selection, False, "HoloCosm's exchange search, source-assisted estimate"),
+    Baseline("swap_unconstrained", swap_unconstrained, False, "the exchange search without the ranking constraint"),
+    Baseline("random", random_baseline, False, "uniform random items, plain means"),
+    Baseline("random_sac", partial(random_baseline, correction=True), False,
+             "uniform random items, source-assisted correction"),
+    Baseline("anchorpoints", anchorpoints, True, "AnchorPoints: FasterPAM on 1 - Pearson, cluster-size weights"),
+    Baseline("kmeans", kmeans_baseline, False, "Lloyd K-means on concatenated responses scaled per metric"),
+    Baseline("vote", vote, False, "per-metric AnchorPoints combined by votes, plain means"),
+    Baseline("mrmr_ridge", mrmr_ridge, True, "mRMR (mutual-information quotient), one RidgeCV per metric"),
+    Baseline("tinybenchmarks", tinybenchmarks, True, "5-d IRT item parameters, weighted K-means, cluster weights"),
+    Baseline("tinybenchmarks_gpirt", partial(tinybenchmarks, estimator="gp-irt"), True,
+             "tinyBenchmarks' selection with its gp-IRT estimator per evaluation metric"),
+)}
+
+
+def holocosm_baselines() -> list[str]:
+    """Names of the registered comparison methods."""
+    return list(HOLOCOSM_BASELINES)
+
+
+def get_baseline(name: str) -> Baseline:
+    """The comparison method registered as ``name``."""
+    try:
+        return HOLOCOSM_BASELINES[name]
+    except (KeyError, TypeError):
+        raise InvalidInputError(f"name: expected one of {', '.join(HOLOCOSM_BASELINES)}, got {name!r}") from None
+
+
+def run_baseline(name: str, f: RankingRiskReconstruction, seed: int = 0, **options: Any) -> BaselineSelection:
+    """``get_baseline(name).build(f, seed=seed, **options)``; ``metric`` is refused by whole-set methods."""
+    b = get_baseline(name)
+    if "metric" in options and not b.per_metric:
+        raise InvalidInputError(f"metric: {name!r} selects with all metrics and takes no metric, got "
+                                f"{options['metric']!r}")
+    return b.build(f, seed=seed, **options)
