@@ -129,7 +129,7 @@ def default_methods(f: Any) -> tuple[str, ...]:
     """The formulation's ``default_exact_method`` when it names an exact method that accepts ``f`` (e.g.
     ``"auto"`` for the positional formulations), else ``"highs"`` when it accepts ``f``, else every exact
     method that does (``"pyomo"`` left out when ``"scip"`` takes ``f``: Pyomo would hand the same model to
-    SCIP); then every heuristic that accepts ``f``."""
+    SCIP); then every heuristic, then every baseline (a paper's comparison method) that accepts ``f``."""
     exact = available_methods(f, "exact")
     own = f.default_exact_method
     if own in exact:
@@ -138,7 +138,7 @@ def default_methods(f: Any) -> tuple[str, ...]:
         exact = [PREFERRED_EXACT]
     elif "scip" in exact:
         exact = [m for m in exact if m != "pyomo"]
-    return tuple(exact) + tuple(available_methods(f, "heuristic"))
+    return tuple(exact) + tuple(available_methods(f, "heuristic")) + tuple(available_methods(f, "baseline"))
 
 
 def plan(suite: str, specs: Sequence[Any], *, methods: Sequence[str] | None = None, seeds: int = 1,

@@ -57,7 +57,12 @@ def _tol(x: float) -> float:
 
 def check_method(f: Any, method: str, *, optimum: float | None = None, time_limit: float = 60.0, seed: int = 0,
                  **options: Any) -> list[str]:
-    """Problems found when ``method`` solves ``f`` (empty list: conforms)."""
+    """Problems found when ``method`` solves ``f`` (empty list: conforms).
+
+    Exact methods reach the brute-force optimum; heuristics return a feasible selection no better than it;
+    baselines (comparison methods) may return an infeasible selection, reported as the formulation judges
+    it (feasibility and objective re-evaluated), and when feasible no better than the optimum.
+    """
     if optimum is None:
         optimum, _ = brute_force(f)
     m = get_method(method)
@@ -70,7 +75,16 @@ def check_method(f: Any, method: str, *, optimum: float | None = None, time_limi
         if m.exact and res.termination not in ("infeasible", "infeasible_or_unbounded"):
             probs.append(f"{tag}: termination {res.termination.value!r}, expected 'infeasible'")
         return probs
-    if not res.feasible:
+    if m.kind == "baseline":  # a comparison method: its selection is reported as the formulation judges it
+        if res.selection is None:
+            return [f"{tag}: a baseline returned no selection"]
+        if res.feasible != bool(f.is_feasible(res.selection)):
+            probs.append(f"{tag}: feasible={res.feasible} but the formulation says {f.is_feasible(res.selection)}")
+        if abs(res.objective - f.evaluate(res.selection)) > _tol(res.objective):
+            probs.append(f"{tag}: objective {res.objective!r} is not the formulation's value of its selection")
+        if not res.feasible:
+            return probs
+    elif not res.feasible:
         probs.append(f"{tag}: selection infeasible ({res.extra.get('violations', '')}); "
                      f"termination {res.termination.value}")
         return probs

@@ -1,6 +1,6 @@
 """One registry for every method: exact backends and heuristics alike.
 
-A method is a name, a kind (``"exact"`` or ``"heuristic"``), a predicate that
+A method is a name, a kind (``"exact"``, ``"heuristic"`` or ``"baseline"``), a predicate that
 says whether it accepts a formulation (and why not), and a runner::
 
     runner(formulation, *, time_limit, seed, **options) -> MethodOutput
@@ -38,6 +38,11 @@ _REGISTRY: dict[str, list[Method]] = {}
 _FORMULATIONS: dict[str, type] = {}
 
 
+#: Kinds of methods: exact (proves optima), heuristic (searches for good feasible selections), baseline (a
+#: paper's comparison method, run for the comparison; its selection need not be feasible).
+KINDS = ("exact", "heuristic", "baseline")
+
+
 @dataclass(frozen=True)
 class Method:
     """A registered method.
@@ -45,7 +50,9 @@ class Method:
     Attributes
     ----------
     name : str
-    kind : {"exact", "heuristic"}
+    kind : {"exact", "heuristic", "baseline"}
+        ``"baseline"``: a method a paper compares against, which chooses items its own way and may
+        ignore the formulation's constraints (the formulation re-evaluates its selection, feasible or not).
     run : callable
         ``run(f, *, time_limit, seed, **options) -> MethodOutput``.
     accepts : callable
@@ -119,7 +126,7 @@ def register_method(
     ----------
     name : str
         Method name used in :func:`benchsel.solvers.solve`.
-    kind : {"exact", "heuristic"}
+    kind : {"exact", "heuristic", "baseline"}
     accepts : callable, type or tuple of types
         Formulation classes the method takes, or a predicate returning None
         (accepted) or a reason string (refused).
@@ -138,8 +145,8 @@ def register_method(
     Registering an existing name adds a variant (the kinds must agree); the
     variants' acceptors should not overlap — the first registered wins.
     """
-    if kind not in ("exact", "heuristic"):
-        raise ValueError(f"kind: expected 'exact' or 'heuristic', got {kind!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected 'exact', 'heuristic' or 'baseline', got {kind!r}")
     if isinstance(accepts, type):
         accepts = accepts_types(accepts)
     elif isinstance(accepts, tuple):

@@ -12,10 +12,13 @@ from functools import partial
 from typing import Any
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 
+from .._common import Clock, output
 from .baselines import (
     BaselineSelection,
+    FittedSelection,
     anchorpoints,
     holocosm_selection,
     kmeans_baseline,
@@ -25,7 +28,7 @@ from .baselines import (
 from .mrmr import mrmr_ridge
 from .peers import tinybenchmarks, vote
 
-__all__ = ["HOLOCOSM_BASELINES", "Baseline", "get_baseline", "holocosm_baselines", "run_baseline"]
+__all__ = ["HOLOCOSM_BASELINES", "PEER_METHODS", "Baseline", "get_baseline", "holocosm_baselines", "run_baseline"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +88,36 @@ def run_baseline(name: str, f: RankingRiskReconstruction, seed: int = 0, **optio
         raise InvalidInputError(f"metric: {name!r} selects with all metrics and takes no metric, got "
                                 f"{options['metric']!r}")
     return b.build(f, seed=seed, **options)
+
+
+# ------------------------------------------------------------------ as solve methods (the harness)
+#: The paper's peers as baseline methods of :func:`benchsel.solvers.solve` (``"peer-vote"``, ...), so the harness
+#: (``benchsel run holocosm``) runs them beside the exchange search: the formulation re-evaluates their
+#: selection (``R_mean``, feasibility under the ranking-risk budget) and the suite's fidelity scores it
+#: with the source-assisted estimate; each peer's own estimator is compared in
+#: ``benchmarks/studies/holocosm_peers.py``. Per-metric peers select on the AverageMetric.
+PEER_METHODS = ("vote", "kmeans", "anchorpoints", "mrmr_ridge", "tinybenchmarks")
+
+
+def _peer_runner(name: str) -> Callable[..., Any]:
+    def run(f: RankingRiskReconstruction, *, time_limit: float | None, seed: int | None) -> Any:
+        clock = Clock(time_limit)
+        out = run_baseline(name, f, seed=0 if seed is None else int(seed))
+        return output(out.selection, clock, baseline=name, own_estimator=_estimator_of(out))
+
+    run.__name__ = f"run_peer_{name}"
+    return run
+
+
+def _estimator_of(sel: BaselineSelection) -> str:
+    if isinstance(sel, FittedSelection):
+        return "fitted per metric"
+    if sel.correction:
+        return "source-assisted"
+    return "plain mean" if sel.weights is None else "weighted mean"
+
+
+for _name in PEER_METHODS:
+    register_method(f"peer-{_name.replace('_', '-')}", kind="baseline", accepts=RankingRiskReconstruction,
+                    description=f"HoloCosm's comparison: {HOLOCOSM_BASELINES[_name].description}")(
+        _peer_runner(_name))

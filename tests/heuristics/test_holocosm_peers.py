@@ -272,3 +272,24 @@ def test_new_baselines_on_a_real_multimetric_matrix():
         assert b.selection.size == f.budget == 12 and np.unique(b.selection).size == 12
         fd = fidelity(b.estimate(f, Y[:, b.selection, :]), muY)
         assert np.isfinite(fd.nmae).all() and fd.nmae.shape == (6,)
+
+
+def test_peers_are_solve_methods_the_harness_runs():
+    from benchsel.benchmarks.suites import suite_instances
+    from benchsel.benchmarks.tasks import default_methods
+    from benchsel.formulations.holocosm import RankingRiskReconstruction
+    from benchsel.heuristics.holocosm import PEER_METHODS, run_baseline
+    from benchsel.instances.responses import make_multimetric
+    from benchsel.solvers import solve
+
+    X = make_multimetric(12, 50, 3, seed=1).oriented()
+    f = RankingRiskReconstruction(X[:8], 10, seed=0)
+    for name in PEER_METHODS:
+        res = solve(f, f"peer-{name.replace('_', '-')}", seed=3)
+        want = np.sort(run_baseline(name, f, seed=3).selection)
+        assert res.selection.tolist() == want.tolist()
+        assert res.objective == pytest.approx(f.evaluate(want)) and res.feasible == f.check(want).feasible
+        assert res.extra["baseline"] == name and res.bound is None
+    spec = next(s for s in suite_instances("quick", None) if s.name.startswith("holocosm-"))
+    methods = spec.methods or default_methods(spec.make())
+    assert {f"peer-{n.replace('_', '-')}" for n in PEER_METHODS} <= set(methods)
