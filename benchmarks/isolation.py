@@ -98,6 +98,8 @@ def execute_task(task: Task) -> dict[str, Any]:
                 row[k] = _scalar(v)
         if task.fidelity is not None and res.has_solution:
             fn, kw = task.fidelity
+            if getattr(fn, "wants_method", False):  # fidelity that depends on the method (its own estimator)
+                kw = {**kw, "method": task.method, "seed": task.seed}
             try:
                 for k, v in fn(f, res.selection, **kw).items():
                     row[f"fidelity.{k}"] = _scalar(float(v))

@@ -47,6 +47,7 @@ from benchsel.formulations.estimation import get_estimator
 from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
 from benchsel.formulations.kmedoids import KMedoids
 from benchsel.formulations.repcore import align_hidden_states
+from benchsel.heuristics.holocosm import PEER_BY_METHOD, run_baseline
 from benchsel.instances.hidden import make_hidden_states
 from benchsel.instances.orlib import load_pmed, load_pmed_optima
 from benchsel.instances.responses import load_responses, make_multimetric, paper_split
@@ -297,8 +298,9 @@ def _target_scores(est: np.ndarray, true: np.ndarray) -> dict[str, float]:
     return {"mae": mae, "mean_nmae": mae / (float(true.max() - true.min()) or 1.0), "mean_sp": sp, "mean_tau": kt}
 
 
-def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> dict[str, float]:
-    """Fidelity of the source-assisted estimate of held-out targets.
+def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray, method: str | None = None,
+                      seed: int | None = None) -> dict[str, float]:
+    """Fidelity of the source-assisted estimate of held-out targets (and of a peer's own estimate).
 
     Parameters
     ----------
@@ -306,16 +308,29 @@ def holocosm_fidelity(f: Any, selection: np.ndarray, *, targets: np.ndarray) -> 
     selection : ndarray of int, shape (B,)
     targets : ndarray, shape (G, N, K)
         Target models' responses, oriented as ``f.X``.
+    method, seed : optional
+        The run's method and seed (the harness passes them): for one of HoloCosm's peers
+        (``"peer-..."``) the peer is rebuilt with that seed and its own estimator scored too.
 
     Returns
     -------
     dict
         ``mean_nmae``, ``worst_nmae``, ``mean_sp``, ``worst_sp``, ``mean_tau``,
-        ``worst_tau`` (mean and worst metric).
+        ``worst_tau`` (mean and worst metric); for a peer also ``own_mean_nmae`` ... ``own_worst_tau``.
     """
 
-    est = f.estimate(selection, targets[:, selection, :])
-    return fidelity(est, targets.mean(axis=1)).summary()
+    truth = targets.mean(axis=1)
+    out = dict(fidelity(f.estimate(selection, targets[:, selection, :]), truth).summary())
+    peer = PEER_BY_METHOD.get(method or "")
+    if peer is not None:
+        b = run_baseline(peer, f, seed=0 if seed is None else int(seed))
+        if np.array_equal(np.sort(b.selection), np.sort(selection)):
+            own = fidelity(b.estimate(f, targets[:, b.selection, :]), truth).summary()
+            out.update({f"own_{k}": v for k, v in own.items()})
+    return out
+
+
+holocosm_fidelity.wants_method = True  # type: ignore[attr-defined]
 
 
 def _anchor_instance(Y_sources: np.ndarray, k: int) -> Any:

@@ -153,9 +153,10 @@ class _Covering:
             heapq.heappush(self.heap, (-g, c))
 
     def add(self, c: int) -> None:
-        """Make ``c`` an anchor: the items strictly nearer to it than to their anchor join its cluster."""
+        """Make ``c`` an anchor: the items strictly nearer to it than to their anchor join its cluster (every
+        item joins the first anchor, anti-correlated ones at distance 2 included)."""
         p = len(self.counts)
-        moved = self.D[c] < self.near_d
+        moved = (self.D[c] < self.near_d) | (self.near < 0)
         moved[c] = True
         old = self.near[moved]
         old = old[old >= 0]

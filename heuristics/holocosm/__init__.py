@@ -17,11 +17,20 @@ from .baselines import (
 )
 from .mrmr import mrmr_order, mrmr_ridge
 from .peers import tinybenchmarks, vote, vote_counts, weighted_kmeans
-from .registry import HOLOCOSM_BASELINES, PEER_METHODS, Baseline, get_baseline, holocosm_baselines, run_baseline
+from .registry import (
+    HOLOCOSM_BASELINES,
+    PEER_BY_METHOD,
+    PEER_METHODS,
+    Baseline,
+    get_baseline,
+    holocosm_baselines,
+    run_baseline,
+)
 from .swap import SwapOutcome, swap_search
 
 __all__ = [
     "HOLOCOSM_BASELINES",
+    "PEER_BY_METHOD",
     "PEER_METHODS",
     "AnnealOutcome",
     "Baseline",

@@ -28,7 +28,8 @@ from .baselines import (
 from .mrmr import mrmr_ridge
 from .peers import tinybenchmarks, vote
 
-__all__ = ["HOLOCOSM_BASELINES", "PEER_METHODS", "Baseline", "get_baseline", "holocosm_baselines", "run_baseline"]
+__all__ = ["HOLOCOSM_BASELINES", "PEER_BY_METHOD", "PEER_METHODS", "Baseline", "get_baseline", "holocosm_baselines",
+           "run_baseline"]
 
 
 @dataclass(frozen=True)
@@ -94,16 +95,19 @@ def run_baseline(name: str, f: RankingRiskReconstruction, seed: int = 0, **optio
 #: The paper's peers as baseline methods of :func:`benchsel.solvers.solve` (``"peer-vote"``, ...), so the harness
 #: (``benchsel run holocosm``) runs them beside the exchange search: the formulation re-evaluates their
 #: selection (``R_mean``, feasibility under the ranking-risk budget) and the suite's fidelity scores it
-#: with the source-assisted estimate; each peer's own estimator is compared in
-#: ``benchmarks/studies/holocosm_peers.py``. Per-metric peers select on the AverageMetric.
-PEER_METHODS = ("vote", "kmeans", "anchorpoints", "mrmr_ridge", "tinybenchmarks")
+#: with the source-assisted estimate and with the peer's own estimator (``own_*`` columns).
+#: Per-metric peers select on the AverageMetric.
+PEER_METHODS = ("vote", "kmeans", "anchorpoints", "mrmr_ridge", "tinybenchmarks", "tinybenchmarks_gpirt")
+#: solve method name -> peer name
+PEER_BY_METHOD = {f"peer-{n.replace('_', '-')}": n for n in PEER_METHODS}
 
 
 def _peer_runner(name: str) -> Callable[..., Any]:
     def run(f: RankingRiskReconstruction, *, time_limit: float | None, seed: int | None) -> Any:
         clock = Clock(time_limit)
-        out = run_baseline(name, f, seed=0 if seed is None else int(seed))
-        return output(out.selection, clock, baseline=name, own_estimator=_estimator_of(out))
+        used = 0 if seed is None else int(seed)
+        out = run_baseline(name, f, seed=used)
+        return output(out.selection, clock, baseline=name, own_estimator=_estimator_of(out), seed_used=used)
 
     run.__name__ = f"run_peer_{name}"
     return run
@@ -117,7 +121,7 @@ def _estimator_of(sel: BaselineSelection) -> str:
     return "plain mean" if sel.weights is None else "weighted mean"
 
 
-for _name in PEER_METHODS:
-    register_method(f"peer-{_name.replace('_', '-')}", kind="baseline", accepts=RankingRiskReconstruction,
+for _method, _name in PEER_BY_METHOD.items():
+    register_method(_method, kind="baseline", accepts=RankingRiskReconstruction,
                     description=f"HoloCosm's comparison: {HOLOCOSM_BASELINES[_name].description}")(
         _peer_runner(_name))

@@ -100,6 +100,17 @@ def test_covering_lazy_greedy_matches_plain_greedy():
         near = np.minimum(near, D[c])
 
 
+def test_seq_apw_clusters_cover_every_item_with_anti_correlated_items():
+    # binary references: item 1 is perfectly anti-correlated with item 0 (correlation distance 2), and
+    # must still join the first anchor's cluster: the weights sum to 1 and the first estimate is its score
+    R = np.array([[1, 0, 1, 0, 1, 1], [0, 1, 0, 1, 1, 0], [0, 1, 1, 0, 0, 1]], dtype=float)
+    y = np.array([1, 0, 1, 0, 1, 1], dtype=float)
+    res = seq_apw_evaluate(R, y, stop=False, seed=0)
+    assert res.trace["estimate"][0] == pytest.approx(y[res.coreset[0]])
+    ones = seq_apw_evaluate(R, np.ones(6), stop=False, seed=0)
+    assert np.allclose(ones.trace["estimate"], 1.0)
+
+
 def test_seq_apw_weights_estimate_and_variance():
     R, y = _population(3, Kr=6, N=80)
     res = seq_apw_evaluate(R, y, stop=False, seed=0)

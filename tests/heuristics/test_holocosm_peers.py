@@ -293,3 +293,22 @@ def test_peers_are_solve_methods_the_harness_runs():
     spec = next(s for s in suite_instances("quick", None) if s.name.startswith("holocosm-"))
     methods = spec.methods or default_methods(spec.make())
     assert {f"peer-{n.replace('_', '-')}" for n in PEER_METHODS} <= set(methods)
+
+
+def test_harness_fidelity_scores_a_peer_with_its_own_estimator():
+    from benchsel.benchmarks.suites import holocosm_fidelity
+    from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
+    from benchsel.heuristics.holocosm import run_baseline
+    from benchsel.instances.responses import make_multimetric
+    from benchsel.solvers import solve
+
+    X = make_multimetric(14, 60, 3, seed=2).oriented()
+    f, tgt = RankingRiskReconstruction(X[:8], 12, seed=0), X[8:]
+    res = solve(f, "peer-tinybenchmarks-gpirt", seed=1)
+    out = holocosm_fidelity(f, res.selection, targets=tgt, method="peer-tinybenchmarks-gpirt", seed=1)
+    b = run_baseline("tinybenchmarks_gpirt", f, seed=1)
+    own = fidelity(b.estimate(f, tgt[:, b.selection, :]), tgt.mean(axis=1)).summary()
+    assert out["own_mean_nmae"] == pytest.approx(own["mean_nmae"])
+    assert out["mean_nmae"] == pytest.approx(fidelity(f.estimate(res.selection, tgt[:, res.selection, :]),
+                                                      tgt.mean(axis=1)).summary()["mean_nmae"])
+    assert "own_mean_nmae" not in holocosm_fidelity(f, res.selection, targets=tgt, method="swap", seed=1)
