@@ -187,7 +187,8 @@ def bayesame_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, eps1: float = 
     evaluated by BayesAME's sequential evaluator with the other sources as references, up to ``k``
     items; its stopping point is where the rule (estimate range over the last ``W`` steps ``<= eps1``
     and 95 % credible width ``<= eps2``) first holds, ``k`` when it does not within ``k``. The size is
-    the largest stopping point (enough for every pseudo-target). The items: in the unique regime
+    the largest stopping point (enough for every pseudo-target; the rule needs ``W`` = 30 steps, so with
+    ``k < 30`` it cannot hold and the size is ``k``). The items: in the unique regime
     (buckets ``>= N - N0``) the batch of that size with the largest information gain over all sources
     (``batch_method``), otherwise a uniform random sample (the paper's rule).
 
