@@ -2,7 +2,8 @@
 
 For each dataset (models x items, binary), protocol and split the models are
 divided into *sources* (scores on every item known) and *targets*; every
-registered selection (:func:`benchsel.solvers.compression.selection_names`)
+registered selection the benchmark runs by default (``selection_names(fidelity=True)``, see
+:func:`benchsel.solvers.compression.selection_names`; the others when named)
 chooses ``k`` items from the sources' scores, every estimator is fitted on
 the sources and predicts the targets' full-benchmark accuracy from their
 scores on the ``k`` items. Protocols (the benchmark-prediction paper's):
@@ -323,7 +324,7 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
     if estimators is None:
         estimators = DEFAULT_ESTIMATORS
 
-    sels = list(selections) if selections else selection_names(standalone=True)
+    sels = list(selections) if selections else selection_names(fidelity=True)
     for s in sels:
         get_selection(s)
     for e in estimators:  # names and options checked before any work

@@ -293,9 +293,11 @@ class Selection:
         the others go to the method.
     estimator : str, optional
         The estimator :func:`~benchsel.solvers.compression.compress` pairs with it when none is named.
-    standalone : bool
-        Chooses items from a (models, items) score matrix alone, so the fidelity benchmark runs it by
-        default (False for selections that need more data, such as hidden states, or 3-D scores).
+    fidelity : bool
+        The fidelity benchmark runs it by default: it chooses items from a (models, items) score matrix
+        alone, cheaply enough for that grid (False for selections that need more data, such as hidden
+        states, for 3-D scores, and for ``"bayesame"``, which runs a sequential evaluation per
+        pseudo-target; the benchmark still runs them when named).
     """
 
     name: str
@@ -307,7 +309,7 @@ class Selection:
     ndim: int = 2
     build_options: tuple[str, ...] = ()
     estimator: str | None = None
-    standalone: bool = True
+    fidelity: bool = True
 
 
 _SELECTIONS: dict[str, Selection] = {}
@@ -317,11 +319,11 @@ def register_selection(name: str, build: Callable[..., Any] | None, method: str,
                        options: Mapping[str, Any] | None = None, description: str = "",
                        draw: Callable[..., Any] | None = None, ndim: int = 2,
                        build_options: tuple[str, ...] = (), estimator: str | None = None,
-                       standalone: bool = True) -> Selection:
+                       fidelity: bool = True) -> Selection:
     """Register a selection: ``build(Y_source, k, seed) -> Formulation`` solved by ``method``, or a sampling
     design ``draw(Y_source, k, seed) -> (items, weights)`` (then ``build`` may be None).
 
-    ``ndim``, ``build_options``, ``estimator`` and ``standalone`` as in :class:`Selection`. The fidelity benchmark (2-D
+    ``ndim``, ``build_options``, ``estimator`` and ``fidelity`` as in :class:`Selection`. The fidelity benchmark (2-D
     selections) and :func:`~benchsel.solvers.compression.compress` then accept ``name``.
     """
     if ndim not in (2, 3):
@@ -341,15 +343,15 @@ def register_selection(name: str, build: Callable[..., Any] | None, method: str,
     if not isinstance(method, str):
         raise InvalidInputError(f"method: expected a registered method name, got {describe(method)}")
     s = Selection(name, build, method, dict(options or {}), description, draw, ndim, build_options, estimator,
-                  standalone=ndim == 2 and standalone)
+                  fidelity=ndim == 2 and fidelity)
     _SELECTIONS[name] = s
     return s
 
 
-def selection_names(*, standalone: bool = False) -> list[str]:
-    """Names of the registered selections (``standalone=True``: only those that choose from a (models,
-    items) matrix alone, :attr:`Selection.standalone`)."""
-    return [n for n, s in _SELECTIONS.items() if s.standalone or not standalone]
+def selection_names(*, fidelity: bool = False) -> list[str]:
+    """Names of the registered selections (``fidelity=True``: only those the fidelity benchmark runs by
+    default, :attr:`Selection.fidelity`)."""
+    return [n for n, s in _SELECTIONS.items() if s.fidelity or not fidelity]
 
 
 def get_selection(name: str) -> Selection:
@@ -373,11 +375,11 @@ register_selection("holocosm", holocosm_problem, "swap", ndim=3, estimator="sour
                    build_options=("quantile", "lam", "lower_is_better"),
                    description="HoloCosm (3-D scores: models x items x metrics): smallest mean error of every "
                                "metric under a ranking-risk budget, exchange search; source-assisted estimates")
-register_selection("repcore", repcore_problem, "spherical-kmeans", estimator="repcore-ridge", standalone=False,
+register_selection("repcore", repcore_problem, "spherical-kmeans", estimator="repcore-ridge", fidelity=False,
                    build_options=("hidden_states", "dim", "epochs"),
                    description="RepCore: the sources' hidden states aligned into a consensus embedding, k anchors "
                                "by spherical k-means (needs selection_options={'hidden_states': H})")
-register_selection("bayesame", None, "bayesame-stopping-rule", draw=bayesame_draw, estimator="bayesame",
+register_selection("bayesame", None, "bayesame-stopping-rule", draw=bayesame_draw, estimator="bayesame", fidelity=False,
                    build_options=("eps1", "eps2", "pseudo_targets", "N0", "tol", "batch_method"),
                    description="BayesAME: the size by its stopping rule on held-out sources (k is the most), the "
                                "items by information gain (random in the non-unique regime); posterior estimates")

@@ -131,10 +131,10 @@ def test_repcore_bad_input_is_named():
         compress(Y, 5, selection="repcore", selection_options={"hidden_states": hs.hidden_states, "epoch": 3})
 
 
-def test_fidelity_defaults_run_only_standalone_selections():
+def test_fidelity_defaults_leave_out_the_seed_problem_selections():
     assert "repcore" in selection_names() and "holocosm" in selection_names()
-    alone = selection_names(standalone=True)
-    assert "repcore" not in alone and "holocosm" not in alone and "stratified" in alone
+    alone = selection_names(fidelity=True)
+    assert not {"repcore", "holocosm", "bayesame"} & set(alone) and "stratified" in alone
     assert get_selection("holocosm").ndim == 3
 
 
