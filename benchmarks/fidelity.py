@@ -671,7 +671,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--protocols", nargs="+", default=None, help=f"default: {' '.join(PROTOCOLS)}")
     ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
     ap.add_argument("--splits", type=int, default=None, help="default 10 (5 with --paper)")
-    ap.add_argument("--selections", nargs="+", default=None, help="registered selections (default: all)")
+    ap.add_argument("--selections", nargs="+", default=None,
+                    help="registered selections (default: selection_names(fidelity=True))")
     ap.add_argument("--estimators", nargs="+", default=None,
                     help="estimators, options as name:key=value,... (default: DEFAULT_ESTIMATORS)")
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per selection solve")
