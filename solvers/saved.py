@@ -352,8 +352,7 @@ def estimate_table(c: Any, scores: Any, alpha: float = 0.1) -> pd.DataFrame:
 
     X, models = align_scores(c, scores)
     est = c.estimator
-    pred = np.asarray(est.predict(X), dtype=float)
-    lo, hi = est.predict_interval(X, alpha=alpha)
+    pred, lo, hi = est.predict_with_interval(X, alpha=alpha)
     route = est.route(X) if hasattr(est, "route") else np.full(pred.shape, est.name, dtype=object)
     note = f"{100 * (1 - alpha):g}% ({est.name})"
     return pd.DataFrame({"estimate": pred, "low": np.asarray(lo, dtype=float), "high": np.asarray(hi, dtype=float),

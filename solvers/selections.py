@@ -208,8 +208,7 @@ def bayesame_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, eps1: float = 
     tol : float, optional
         Bucketing tolerance for continuous scores.
     batch_method : {"greedy", "smc", "exhaustive"}
-        The batch search (greedy by default: SMC's cost grows fast with the batch, 10 s for 30 of 400
-        items on 2 cores).
+        The batch search (greedy by default: SMC's cost grows fast with the batch size).
 
     Returns
     -------
@@ -486,10 +485,7 @@ def check_source_scores(s: Selection, Y: Any, k: int | None, name: str = "Y") ->
         raise InvalidInputError(
             f"{name}: selection {s.name!r} takes a (models, items) matrix, got a 3-D array of shape {np.shape(Y)}; "
             f"multi-metric scores (models, items, metrics) go to selection {' or '.join(map(repr, multi))}")
-    A, labels = check_matrix(Y, None, name)
-    if k is not None:
-        check_matrix(A, k, name)
-    return A, labels
+    return check_matrix(Y, k, name)
 
 
 def _split_options(s: Selection, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -378,11 +378,22 @@ class Estimator:
         -------
         low, high : ndarray, shape (T,) (or (T, K): one split-conformal quantile per metric)
         """
+        _, lo, hi = self.predict_with_interval(Y_target, alpha)
+        return lo, hi
+
+    def predict_with_interval(self, Y_target: Any, alpha: float = 0.1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`predict` and :meth:`predict_interval` in one pass (the estimate is computed once).
+
+        Returns
+        -------
+        estimate, low, high : ndarray, shape (T,) (or (T, K))
+        """
         a = check_alpha(alpha)
         Yt = self._targets(Y_target)
         with single_thread():
-            _, lo, hi = self._interval(Yt, a)
-        return self._clip(np.asarray(lo, dtype=float)), self._clip(np.asarray(hi, dtype=float))
+            est, lo, hi = self._interval(Yt, a)
+        return (np.asarray(est, dtype=float), self._clip(np.asarray(lo, dtype=float)),
+                self._clip(np.asarray(hi, dtype=float)))
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(estimate, low, high), each shape (T,): split-conformal by default."""

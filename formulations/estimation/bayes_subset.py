@@ -20,9 +20,8 @@ from benchsel.formulations.core.options import Option
 from .base import Estimator, register_estimator
 from .bayes_model import KERNELS, BayesModel, bucketize
 
-#: Further starts of the marginal-likelihood fit: the likelihood has flat regions and several optima (a fit
-#: from (1, 1) alone stopped at nll -96 where the sequential evaluator's warm-started refits reached -203,
-#: and the estimate was 18 points off instead of 1).
+#: Further starts of the marginal-likelihood fit: the likelihood has flat regions and several optima, and a
+#: fit from (1, 1) alone can stop far from the optimum the sequential evaluator's warm-started refits reach.
 FIT_STARTS = tuple((a, b) for a in (1.0, 1e-2) for b in (1.0, 1e2, 1e4))
 
 

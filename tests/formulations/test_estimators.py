@@ -54,6 +54,17 @@ def test_contract_shape_and_accuracy(name, data):
     assert one.shape == (1,) and one[0] == pytest.approx(p[0])
 
 
+@pytest.mark.parametrize("name", [*SINGLE, "bayesame"])
+def test_predict_with_interval_is_predict_and_predict_interval(name, data):
+    src, tgt, sel = data
+    est = get_estimator(name).fit(src, sel)
+    p, lo, hi = est.predict_with_interval(tgt[:, sel], alpha=0.2)
+    np.testing.assert_allclose(p, est.predict(tgt[:, sel]), rtol=0, atol=1e-12)
+    lo2, hi2 = est.predict_interval(tgt[:, sel], alpha=0.2)
+    np.testing.assert_allclose(lo, lo2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(hi, hi2, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", SINGLE)
 def test_selection_order_is_the_column_order(name, data):
     src, tgt, sel = data
