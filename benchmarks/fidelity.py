@@ -65,6 +65,7 @@ __all__ = [
     "main",
     "parse_spec",
     "plot_dataset",
+    "relative_change_interval",
     "render_tables",
     "run",
     "run_unit",
@@ -255,14 +256,15 @@ def _select(Ys: np.ndarray, k: int, name: str, split: int, time_limit: float
     stored seconds are those of the solve that proved it.
     """
 
-    sel = get_selection(name)
+    sel_name, sel_opts = parse_spec(name)
+    sel = get_selection(sel_name)
     exact = sel.draw is None and get_method(sel.method).kind == "exact"
     key = (hashlib.sha1(np.ascontiguousarray(Ys).tobytes()).hexdigest(), Ys.shape, int(k), name, float(time_limit))
     if exact and key in _EXACT_CACHE:
         items, info = _EXACT_CACHE[key]
         return items, {**info, "reused": True}, None
     t0 = time.perf_counter()
-    sr = select_items(Ys, k, name, seed=split, time_limit=time_limit)
+    sr = select_items(Ys, k, sel_name, seed=split, time_limit=time_limit, **sel_opts)
     info = {"selection_seconds": time.perf_counter() - t0, "termination": str(sr.result.termination),
             "gap": sr.result.gap, "objective": sr.result.objective}
     if exact and info["termination"] == "optimal":
@@ -325,8 +327,8 @@ def run(out: Path, data_dir: Path, *, datasets: Sequence[str] = tuple(DATASETS),
         estimators = DEFAULT_ESTIMATORS
 
     sels = list(selections) if selections else selection_names(fidelity=True)
-    for s in sels:
-        get_selection(s)
+    for s in sels:  # a name, or "name:option=value" (a sampling design's options, e.g. "stratified:draws=1")
+        get_selection(parse_spec(s)[0])
     for e in estimators:  # names and options checked before any work
         n, o = parse_spec(e)
         get_estimator(n, **o)
@@ -570,6 +572,33 @@ def acceptance_text(summary: Sequence[Mapping[str, Any]], pipeline: str = DEFAUL
     return "\n".join(lines)
 
 
+def relative_change_interval(rows: Iterable[Mapping[str, Any]], protocol: str, pipeline: str = DEFAULT_PIPELINE,
+                             baseline: str = "random+mean", *, n_boot: int = 2000, seed: int = 0
+                             ) -> tuple[float, float, float] | None:
+    """Change of ``pipeline``'s mean MAE over the cells against ``baseline``'s (percent), with a 95 % paired
+    bootstrap interval over the splits: each resample draws the split indices with replacement, the same
+    for both pipelines and every cell.
+
+    Returns ``(change, low, high)``, or None when the two pipelines do not share every cell's splits.
+    """
+    vals: dict[tuple[str, int, str], dict[int, float]] = {}
+    for r in rows:
+        if r.get("protocol") == protocol and r.get("pipeline") in (pipeline, baseline) and r.get("mae") is not None:
+            vals.setdefault((r["dataset"], int(r["k"]), r["pipeline"]), {})[int(r["split"])] = float(r["mae"])
+    cells = sorted({(d, k) for d, k, _ in vals})
+    if not cells:
+        return None
+    splits = sorted(vals.get((*cells[0], pipeline), {}))
+    if not splits or any(sorted(vals.get((d, k, p), {})) != splits for d, k in cells for p in (pipeline, baseline)):
+        return None
+    A = np.array([[[vals[(d, k, p)][sp] for sp in splits] for d, k in cells] for p in (pipeline, baseline)])
+    change = 100 * (A[0].mean() / A[1].mean() - 1)
+    idx = np.random.default_rng(seed).integers(0, len(splits), size=(n_boot, len(splits)))
+    boot = 100 * (A[0][:, idx].mean(axis=(0, 2)) / A[1][:, idx].mean(axis=(0, 2)) - 1)
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return float(change), float(lo), float(hi)
+
+
 def plot_dataset(summary: Sequence[Mapping[str, Any]], dataset: str, path: Path,
                  pipelines: Sequence[str] | None = None, n_best: int = 3) -> Path | None:
     """MAE against k, one line per pipeline (error bars: 95 % intervals), one panel per protocol."""
@@ -625,6 +654,11 @@ def report(rows: Sequence[Mapping[str, Any]], out: Path, *, plots: bool = True) 
             text += goal_table(summary, pipe, baseline=base, protocol=proto)
     if any(p in pipes for p in (DEFAULT_PIPELINE,)) and "random+mean" in pipes:
         text += "\n\n### Goals: the default against the peers\n\n" + acceptance_text(summary)
+        for proto in _protocol_order(summary):
+            ci = relative_change_interval(rows, proto)
+            if ci is not None:
+                text += (f"\n{proto}: {DEFAULT_PIPELINE}'s mean MAE {ci[0]:+.1f} % against random+mean "
+                         f"(95 % paired bootstrap interval over the splits {ci[1]:+.1f} to {ci[2]:+.1f} %)\n")
     out = Path(out)
     (out / "fidelity.md").write_text(text + "\n")
     with (out / "summary.json").open("w") as fh:
@@ -672,7 +706,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
     ap.add_argument("--splits", type=int, default=None, help="default 10 (5 with --paper)")
     ap.add_argument("--selections", nargs="+", default=None,
-                    help="registered selections (default: selection_names(fidelity=True))")
+                    help="registered selections, a sampling design optionally with its options "
+                         "(\"stratified:draws=1\"); default: selection_names(fidelity=True)")
     ap.add_argument("--estimators", nargs="+", default=None,
                     help="estimators, options as name:key=value,... (default: DEFAULT_ESTIMATORS)")
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per selection solve")

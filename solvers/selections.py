@@ -23,7 +23,12 @@ from benchsel.formulations.core.validation import check_int, describe
 from benchsel.formulations.estimation import check_scores
 from benchsel.formulations.estimation.bayes_eval import bayesame_evaluate
 from benchsel.formulations.estimation.bayes_model import bucketize
-from benchsel.formulations.estimation.design import difficulty_features, difficulty_score, stratified_sample
+from benchsel.formulations.estimation.design import (
+    BALANCE_DRAWS,
+    balanced_stratified_sample,
+    difficulty_features,
+    difficulty_score,
+)
 from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 from benchsel.formulations.kmedoids import KMedoids
@@ -87,24 +92,34 @@ def irt_kmedoids(Y_source: np.ndarray, k: int, seed: int = 0, dim: int = 1) -> A
     return KMedoids.from_features(model.item_embedding(), k, metric="euclidean")
 
 
-def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, draws: int = BALANCE_DRAWS
+                    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The ``"stratified"`` design: items sorted by difficulty for strong models, ``k`` equal-count strata,
-    one item drawn uniformly from each (:func:`benchsel.formulations.estimation.design.stratified_sample`).
+    one item drawn uniformly from each; of ``draws`` such samples, the one whose stratum-weighted mean
+    reproduces the sources' full scores best
+    (:func:`benchsel.formulations.estimation.design.balanced_stratified_sample`).
 
     Parameters
     ----------
     Y_source : ndarray, shape (S, N)
     k : int
     seed : int
+    draws : int
+        Candidate samples (``selection_options={"draws": 1}``: the plain stratified sample).
 
     Returns
     -------
     items : ndarray of int64, shape (k,)
     weights : ndarray, shape (k,)
         Each stratum's share of the items.
+    info : dict
+        ``draws`` and ``imbalance`` (root mean squared error of the sample's weighted mean against the
+        sources' full scores).
     """
     Y = np.asarray(Y_source, dtype=float)
-    return stratified_sample(difficulty_score(difficulty_features(Y)), k, seed)
+    items, w, imbalance = balanced_stratified_sample(difficulty_score(difficulty_features(Y)), k, Y, draws=draws,
+                                                     seed=seed)
+    return items, w, {"draws": int(draws), "imbalance": imbalance}
 
 
 def holocosm_problem(Y_source: np.ndarray, k: int, seed: int = 0, *, quantile: float = 0.25, lam: float = 1.0,
@@ -360,9 +375,10 @@ def get_selection(name: str) -> Selection:
     return _SELECTIONS[name]
 
 
-register_selection("stratified", None, "stratified-sample", draw=stratified_draw,
+register_selection("stratified", None, "stratified-sample", draw=stratified_draw, build_options=("draws",),
                    description="one item drawn from each of k equal-count strata of the items sorted by their "
-                               "difficulty for the strongest sources (seeded); design weights for the estimators")
+                               "difficulty for the strongest sources, the draw (of 1000, seeded) that reproduces "
+                               "the sources' full scores best; design weights for the estimators")
 register_selection("random", anchor_kmedoids, "random", description="k items drawn uniformly at random (seeded)")
 register_selection("kmedoids", anchor_kmedoids, "fasterpam",
                    description="AnchorPoints: k-medoids on 1 - Pearson of the items' source scores, FasterPAM")

@@ -21,6 +21,8 @@ _LAZY: dict[str, str] = {
     "check_alpha": "base",
     "conformal_quantile": "base",
     "ModelAssisted": "design",
+    "BALANCE_DRAWS": "design",
+    "balanced_stratified_sample": "design",
     "difficulty_features": "design",
     "difficulty_score": "design",
     "difficulty_shares": "design",
@@ -160,7 +162,9 @@ if TYPE_CHECKING:
         SequentialPosterior,
     )
     from .design import (
+        BALANCE_DRAWS,
         ModelAssisted,
+        balanced_stratified_sample,
         difficulty_features,
         difficulty_score,
         difficulty_shares,

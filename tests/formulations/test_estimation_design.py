@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from benchsel.benchmarks.suites import irt_responses
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.estimation import (
+    balanced_stratified_sample,
     conformal_quantile,
     difficulty_features,
     difficulty_score,
@@ -130,6 +131,66 @@ def test_stratified_weighted_mean_is_unbiased_for_any_model():
     edges = np.round(np.linspace(0, 57, 9)).astype(int)
     expect = sum(w[h] * y[order[edges[h]:edges[h + 1]]].mean() for h in range(8))
     assert expect == pytest.approx(y.mean())
+
+
+def test_balanced_sample_is_a_stratified_sample_reproducing_the_sources():
+    """One item per stratum, reproducible, and the returned imbalance is the chosen sample's own."""
+    Y = irt_responses(30, 157, seed=2)
+    score = np.random.default_rng(0).random(157)  # no ties: the strata are fixed
+    ranks = np.argsort(np.argsort(score, kind="stable"), kind="stable")
+    edges = np.round(np.linspace(0, 157, 13)).astype(int)
+    for seed in range(3):
+        items, w, imb = balanced_stratified_sample(score, 12, Y, draws=50, seed=seed)
+        assert items.size == 12 and np.unique(items).size == 12 and w.sum() == pytest.approx(1.0)
+        assert all(edges[h] <= ranks[items[h]] < edges[h + 1] for h in range(12))
+        assert imb == pytest.approx(np.sqrt(np.mean((Y[:, items] @ w - Y.mean(axis=1)) ** 2)))
+    a = balanced_stratified_sample(score, 12, Y, draws=50, seed=7)
+    b = balanced_stratified_sample(score, 12, Y, draws=50, seed=7)
+    assert np.array_equal(a[0], b[0]) and a[2] == b[2]
+
+
+def test_balancing_reproduces_the_sources_better_than_a_plain_draw():
+    Y = irt_responses(40, 300, seed=3)
+    score = difficulty_score(difficulty_features(Y))
+    plain = [balanced_stratified_sample(score, 15, Y, draws=1, seed=s)[2] for s in range(20)]
+    bal = [balanced_stratified_sample(score, 15, Y, draws=200, seed=s)[2] for s in range(20)]
+    assert max(bal) < np.median(plain) and np.median(bal) < 0.8 * np.median(plain)
+
+
+def test_balanced_design_stays_close_to_unbiased_for_a_stronger_model(ranked):
+    """Over 300 draws of the design the weighted sample mean of a target stronger than every source (and of
+    one unrelated to the sources) averages to its full mean within Monte Carlo error."""
+    src, tgt, _ = ranked
+    score = difficulty_score(difficulty_features(src))
+    other = (np.random.default_rng(4).random(src.shape[1]) < 0.7).astype(float)
+    for y in (tgt[-1], other):
+        est = np.array([y[i] @ w for i, w, _ in
+                        (balanced_stratified_sample(score, 20, src, draws=50, seed=s) for s in range(300))])
+        assert abs(est.mean() - y.mean()) < 3 * est.std() / np.sqrt(est.size) + 1e-3
+
+
+def test_balanced_sample_bad_input_is_refused_by_name():
+    Y = irt_responses(10, 40, seed=1)
+    score = Y.mean(axis=0)
+    with pytest.raises(InvalidInputError, match=r"^draws: "):
+        balanced_stratified_sample(score, 5, Y, draws=0)
+    with pytest.raises(InvalidInputError, match=r"^Y_balance: expected shape \(S, 40\).*got shape \(10, 39\)"):
+        balanced_stratified_sample(score, 5, Y[:, :39])
+    with pytest.raises(InvalidInputError, match=r"^k: expected 1 <= k <= 40"):
+        balanced_stratified_sample(score, 41, Y)
+
+
+def test_stratified_selection_takes_its_draws_option():
+    from benchsel.solvers.compression import select_items
+
+    Y = irt_responses(30, 200, seed=6)
+    one = select_items(Y, 10, "stratified", seed=1, draws=1)
+    many = select_items(Y, 10, "stratified", seed=1)
+    assert one.result.extra["draws"] == 1 and many.result.extra["draws"] == 1000
+    assert many.result.extra["imbalance"] <= one.result.extra["imbalance"]
+    assert one.result.formulation == "sampling design" and many.weights.sum() == pytest.approx(1.0)
+    with pytest.raises(InvalidInputError, match=r"selection 'stratified' takes the options draws; got draw$"):
+        select_items(Y, 10, "stratified", draw=5)
 
 
 @settings(max_examples=60, deadline=None)

@@ -218,13 +218,39 @@ def test_fidelity_pipelines_pass_the_design_weights_and_report_coverage(tmp_path
     assert "| stratified+auto |" in text and "paper-extrapolation: 1 cells" in text
     with pytest.raises(InvalidInputError, match="pipelines: expected 'selection\\+estimator'"):
         fidelity.run(tmp_path, DATA, datasets=["glue_rte"], pipelines=["auto"], progress=False)
+    plain = fidelity.run(tmp_path, DATA, datasets=["glue_rte"], protocols=["paper-extrapolation"], ks=[25],
+                         splits=1, pipelines=["stratified:draws=1+auto"], jobs=1, progress=False)
+    assert [r["selection"] for r in plain] == ["stratified:draws=1"] and plain[0]["mae"] > 0
+
+
+def test_relative_change_interval_is_paired_over_splits():
+    from benchsel.benchmarks import fidelity
+
+    rows = [{"dataset": d, "protocol": "p", "k": 10, "split": sp, "pipeline": pipe, "mae": mae}
+            for d in ("a", "b") for sp in range(4)
+            for pipe, mae in (("stratified+auto", 2.0 + sp), ("random+mean", 4.0 + 2 * sp))]
+    change, lo, hi = fidelity.relative_change_interval(rows, "p")
+    assert change == pytest.approx(100 * (3.5 / 7.0 - 1))  # -50 %: every split halves
+    assert lo == pytest.approx(-50.0) and hi == pytest.approx(-50.0)  # paired: no spread
+    assert fidelity.relative_change_interval(rows[:-1], "p") is None  # a split missing in one cell
+    assert fidelity.relative_change_interval(rows, "other") is None
 
 
 def test_a_sampling_design_selection(Y):
     with pytest.raises(InvalidInputError, match=r"^draw: expected a callable draw"):
         register_selection("test-bad-draw", None, "x", draw=3)
-    with pytest.raises(InvalidInputError, match=r"^options: selection 'stratified' is a sampling design"):
+    with pytest.raises(InvalidInputError, match=r"^options: selection 'stratified' takes the options draws; got n_"):
         select_items(Y[:40], 5, "stratified", n_restarts=3)
+    from benchsel.solvers import selections
+
+    register_selection("test-first-k", None, "first-k", draw=lambda Y, k, seed: (np.arange(k), None))
+    try:
+        with pytest.raises(InvalidInputError, match=r"^options: selection 'test-first-k' is a sampling design and "
+                                                    r"takes no options, got draws"):
+            select_items(Y[:40], 5, "test-first-k", draws=3)
+        assert np.array_equal(select_items(Y[:40], 5, "test-first-k").items, np.arange(5))
+    finally:
+        selections._SELECTIONS.pop("test-first-k", None)
     r = select_items(Y[:40], 7, "stratified", seed=2)
     assert r.items.size == 7 and np.all(np.diff(r.items) > 0) and r.weights.sum() == pytest.approx(1.0)
     assert r.result.termination == "converged" and r.result.formulation == "sampling design"
