@@ -71,6 +71,13 @@ def difficulty_score(features: np.ndarray) -> np.ndarray:
     return f[:, 1] + 1e-3 * (f[:, 0] - f[:, 0].min()) / span * max(float(np.ptp(f[:, 1])), 1e-12)
 
 
+def _strata_edges(N: int, k: int) -> np.ndarray:
+    """Boundaries of ``k`` equal-count strata of ``N`` sorted items; shape (k + 1,)."""
+    if not 1 <= k <= N:
+        raise InvalidInputError(f"k: expected 1 <= k <= {N} (the number of items), got {k}")
+    return np.round(np.linspace(0, N, k + 1)).astype(np.int64)
+
+
 def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Systematic stratified sample: the items sorted by ``score`` cut into ``k`` equal-count strata, one
     item drawn uniformly from each.
@@ -96,11 +103,9 @@ def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndar
     """
     s = np.asarray(score, dtype=float)
     N = s.size
-    if not 1 <= k <= N:
-        raise InvalidInputError(f"k: expected 1 <= k <= {N} (the number of items), got {k}")
+    edges = _strata_edges(N, k)
     rng = np.random.default_rng(seed)
     order = np.lexsort((rng.random(N), s))
-    edges = np.round(np.linspace(0, N, k + 1)).astype(np.int64)
     picks = order[rng.integers(edges[:-1], edges[1:])]
     return picks.astype(np.int64), np.diff(edges) / N
 
@@ -132,25 +137,21 @@ def balanced_stratified_sample(score: np.ndarray, k: int, Y_balance: np.ndarray,
 
     Returns
     -------
-    items : ndarray of int64, shape (k,)
-        One item per stratum, in stratum order.
-    weights : ndarray, shape (k,)
-        Each stratum's share of the items (sum 1).
+    items, weights : ndarray, shapes (k,) and (k,)
+        As :func:`stratified_sample`'s.
     imbalance : float
         Root mean squared difference, over the balancing rows, between the weighted sample mean and the
         full mean.
     """
     s = np.asarray(score, dtype=float)
     N = s.size
-    if not 1 <= k <= N:
-        raise InvalidInputError(f"k: expected 1 <= k <= {N} (the number of items), got {k}")
+    edges = _strata_edges(N, k)
     draws = check_int(draws, "draws", low=1)
     Y = np.asarray(Y_balance, dtype=float)
     if Y.ndim != 2 or Y.shape[1] != N:
         raise InvalidInputError(f"Y_balance: expected shape (S, {N}), one column per item, got shape {Y.shape}")
     rng = np.random.default_rng(seed)
     rank = np.unique(s, return_inverse=True)[1].reshape(-1).astype(float)  # ties share a rank
-    edges = np.round(np.linspace(0, N, k + 1)).astype(np.int64)
     w = np.diff(edges) / N
     full = Y.mean(axis=1)
     block = max(1, min(draws, _BALANCE_BLOCK // max(1, Y.shape[0] * k), _BALANCE_BLOCK // N))
