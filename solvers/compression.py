@@ -291,8 +291,8 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
         How to choose the items (:func:`selection_names`): ``"stratified"``
         (default: one item from each of ``k`` strata of difficulty, the draw of
         1000 (seeded) that reproduces the sources' full scores best;
-        ``selection_options={"draws": 1}`` for one plain draw), ``"kmedoids"``, ``"kmedoids-highs"``, ``"irt-anchor"``,
-        ``"random"``; ``"holocosm"`` (3-D scores), ``"repcore"`` (needs
+        ``selection_options={"draws": 1}`` for one plain draw), ``"kmedoids"``,
+        ``"kmedoids-highs"``, ``"irt-anchor"``, ``"random"``; ``"holocosm"`` (3-D scores), ``"repcore"`` (needs
         ``selection_options={"hidden_states": H}``), ``"bayesame"`` (the size
         by BayesAME's stopping rule; ``c.selection.result.extra`` says how).
     estimator : str, optional
