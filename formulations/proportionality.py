@@ -281,6 +281,11 @@ class PositionalProportionality(_PositionalBase):
         """``K ∩ G`` renumbered within each group (one array per group)."""
         return [np.flatnonzero(np.isin(G, K)) for G, _ in self._parts]
 
+    def split_selection(self, selection: Any) -> list[np.ndarray]:
+        """A selection of all the metrics as one selection per group, each in the numbering of its
+        :meth:`group_formulations` formulation (ungrouped: the selection itself, in a list)."""
+        return self._local(self.as_selection(selection))
+
     def is_proportional(self, selection: Any) -> bool:
         """Is ``K`` eps-proportional (grouped: within every group, with ``K ∩ G`` non-empty; exact arithmetic)?
         Forced inclusion is not part of the property (see :meth:`check`)."""
@@ -291,10 +296,10 @@ class PositionalProportionality(_PositionalBase):
 
     def check(self, selection: Any) -> Check:
         K = self.as_selection(selection)
-        reasons: list[str] = self._include_reasons(K)
         details: dict[str, Any] = {}
         if K.size == 0:
             return Check.from_reasons(["empty selection: at least one metric is required"])
+        reasons: list[str] = [] if self._groups is not None else self._include_reasons(K)
         if self.size is not None:
             if K.size != self.size:
                 reasons.append(f"{K.size} metrics selected, size = {self.size} required")

@@ -375,16 +375,15 @@ def _sample_groups(f: PositionalProportionality, rng: np.random.Generator, clock
     parts: list[np.ndarray] = []
     info: dict[str, Any] = {}
     timed = False
-    for G, sub in f.group_formulations():
+    groups = f.group_formulations()
+    for i, (G, sub) in enumerate(groups):
         sel, inf, timed = sample_search(sub, rng, clock, max_passes=max_passes, verbose=verbose)
         info = info or inf
         if sel is None:
             return None, info, True
         parts.append(G[sel])
-        if timed:
-            break
-    if len(parts) < len(f.group_formulations()):
-        return None, info, True
+        if timed and i + 1 < len(groups):  # time ran out before every group had a selection
+            return None, info, True
     return np.sort(np.concatenate(parts)), info, timed
 
 
@@ -443,9 +442,10 @@ def run_swap(f: PositionalProportionality, *, time_limit: float | None, seed: in
         init = f.as_selection(init, "init")
         if init.size != f.size:
             raise InvalidInputError(f"init: expected {f.size} metrics (the fixed size), got {init.size}")
-        if np.setdiff1d(f.include, init).size:
+        missing = np.setdiff1d(f.include, init)
+        if missing.size:
             raise InvalidInputError(f"init: expected a start holding every forced metric (include), got one "
-                                    f"missing {np.setdiff1d(f.include, init).tolist()}")
+                                    f"missing {missing.tolist()}")
     rng = check_rng(seed)
     clock = Clock(time_limit)
     st = _DevState(f)

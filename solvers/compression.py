@@ -32,7 +32,6 @@ Selections live in :mod:`benchsel.solvers.selections`.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -64,6 +63,7 @@ from .selections import (
     Selection,
     SelectionResult,
     _axes_doc,
+    _log,
     anchor_kmedoids,
     check_matrix,
     check_source_scores,
@@ -95,11 +95,6 @@ __all__ = [
 DEFAULT_ESTIMATOR = "auto"
 #: The selection :func:`compress` uses unless told otherwise.
 DEFAULT_SELECTION = "stratified"
-
-
-def _log(verbose: bool, msg: str) -> None:
-    if verbose:
-        print(f"benchsel: {msg}", file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------ one call

@@ -323,8 +323,9 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
         ds: dict[str, Any] = {"N": N, "Kr": rs[0]["Kr"], "runs": len(rs),
                               "unique_share": float(np.mean([r.get("regime") == "unique" for r in rs])),
                               "mean_B": float(np.mean([r.get("B", np.nan) for r in rs])), "methods": {}}
+        estimates: dict[str, np.ndarray] = {}
         for m in methods:
-            E = np.array([r["traces"][m][0] for r in rs])  # (runs, N)
+            E = estimates[m] = np.array([r["traces"][m][0] for r in rs])  # (runs, N)
             Wd = np.array([r["traces"][m][1] for r in rs])
             Cc = np.array([r["traces"][m][2] for r in rs])
             err = E - truth[:, None]
@@ -350,7 +351,7 @@ def rmse_part(datasets: list[str], split_kind: str, seeds: int, targets: int, me
             ds["methods"][m] = md
             for n in range(1, N + 1):
                 curve_rows.append({"dataset": name, "method": m, "n": n, "rmse": float(rmse[n - 1])})
-        extra = gains_and_spearman({m: np.array([r["traces"][m][0] for r in rs]) for m in methods}, truth, N)
+        extra = gains_and_spearman(estimates, truth, N)
         for m in methods:
             md = ds["methods"][m]
             md.update(extra[m])

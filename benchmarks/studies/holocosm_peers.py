@@ -172,6 +172,12 @@ def diagnostics(sets: list[dict], rows: list[dict], rho: float = 0.2) -> dict[st
 
 
 # --------------------------------------------------------------------------- printing
+def _md_head(*columns: str) -> None:
+    """Print a markdown table's header and separator lines."""
+    print("| " + " | ".join(columns) + " |")
+    print("|---" * len(columns) + "|")
+
+
 def _cell(v: dict[str, float], digits: int = 4) -> str:
     return f"{v['mean']:.{digits}f} ± {v['se']:.{digits}f}"
 
@@ -180,15 +186,13 @@ def print_headline(h: dict[str, Any]) -> None:
     rho = h["retention"]
     print(f"\nHeadline at {round(100 * rho)} % retention: mean ± SE over seeds "
           "(single-metric methods: the metric target of lowest mean NMAE per set, '_best'; the AverageMetric, '_avg')")
-    print("| set | method | mean NMAE | worst NMAE | mean SP |")
-    print("|---|---|---|---|---|")
+    _md_head("set", "method", "mean NMAE", "worst NMAE", "mean SP")
     for k, v in h["table"].items():
         ds, e = k.split("|")
         print(f"| {ds} | {e} | {_cell(v['mean_nmae'])} | {_cell(v['worst_nmae'])} | {_cell(v['mean_sp'], 3)} |")
     if h["comparisons"]:
         print("\nHoloCosm's NMAE reduction (1 - macro HoloCosm / macro other, per seed; positive = HoloCosm lower)")
-        print("| against | ours (mean ± SE over seeds) | the paper (15 configurations) |")
-        print("|---|---|---|")
+        _md_head("against", "ours (mean ± SE over seeds)", "the paper (15 configurations)")
         for k, v in h["comparisons"].items():
             paper = PAPER.get(k)
             print(f"| {k.removeprefix('vs_')} | {100 * v['mean']:+.1f} % ± {100 * v['se']:.1f} | "
@@ -212,14 +216,12 @@ def print_diagnostics(d: dict[str, Any]) -> None:
             print(f"| {m} | " + " | ".join("-" if not np.isfinite(x) else f"{x:.2f}" for x in row) + " |")
     print("\nCross-metric cases worse than Random (select with metric a, evaluate on b != a; seed-mean NMAE against "
           "Random's seed-mean NMAE; the paper: 70.5-97.7 % across five baselines at 80 % compression)")
-    print("| set | method | worse than Random | cases |")
-    print("|---|---|---|---|")
+    _md_head("set", "method", "worse than Random", "cases")
     for k, v in d["worse_share"].items():
         ds, m = k.split("|")
         print(f"| {ds} | {m} | {100 * v['share']:.1f} % | {v['cases']} |")
     print("\nUnion of the K per-metric selections (mean ± SE over seeds)")
-    print("| set | method | K | B | union size | inflation |union| / B |")
-    print("|---|---|---|---|---|---|")
+    _md_head("set", "method", "K", "B", "union size", "inflation |union| / B")
     for k, v in d["union"].items():
         ds, m = k.split("|")
         print(f"| {ds} | {m} | {v['K']} | {v['B']} | {_cell(v['size'], 1)} | {_cell(v['inflation'], 2)} |")

@@ -55,12 +55,12 @@ from scipy.stats import t as student_t
 
 from benchsel.benchmarks._blas import one_blas_thread
 from benchsel.formulations.estimation import get_estimator
-from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.kmedoids import KMedoids, dissimilarity
 from benchsel.formulations.repcore import RepCoreAligner
 from benchsel.instances.hidden import make_hidden_states
 from benchsel.instances.responses import load_responses
 from benchsel.solvers import solve
+from benchsel.solvers.selections import irt_kmedoids
 
 from .._data import default_data_dir
 from ..fidelity import rank_correlations
@@ -126,11 +126,10 @@ def _concat_states(hidden_states: list[np.ndarray]) -> np.ndarray:
 class _Selector:
     """Coreset selections of one population: distance matrices built once, reused for every k."""
 
-    def __init__(self, Y_src: np.ndarray, E: np.ndarray | None = None, raw: np.ndarray | None = None,
-                 seed: int = 0) -> None:
+    def __init__(self, Y_src: np.ndarray, E: np.ndarray | None = None, raw: np.ndarray | None = None) -> None:
         self.N = Y_src.shape[1]
         self.D = {"binary": dissimilarity(Y_src.T, "euclidean"), "correlation": dissimilarity(Y_src.T, "correlation")}
-        self._Y, self._seed = Y_src, seed
+        self._Y = Y_src
         if E is not None:
             self.D["consensus"] = dissimilarity(E, "cosine")
         if raw is not None:
@@ -142,8 +141,8 @@ class _Selector:
 
     def select(self, space: str, method: str, k: int, seed: int) -> tuple[np.ndarray, float]:
         t0 = time.perf_counter()
-        if space == "irt" and "irt" not in self.D:  # tinyBenchmarks' anchors: the items' 2PL parameters, fitted once
-            self.D["irt"] = dissimilarity(fit_irt(self._Y, 1, seed=self._seed).item_embedding(), "euclidean")
+        if space == "irt" and "irt" not in self.D:  # tinyBenchmarks' anchors (the harness's selection), fitted once
+            self.D["irt"] = irt_kmedoids(self._Y, k, seed=0).D
         res = solve(KMedoids(self.D[space], k), method, seed=seed)
         return res.selection, time.perf_counter() - t0
 

@@ -146,7 +146,7 @@ def register_method(
     variants' acceptors should not overlap — the first registered wins.
     """
     if kind not in KINDS:
-        raise ValueError(f"kind: expected 'exact', 'heuristic' or 'baseline', got {kind!r}")
+        raise ValueError(f"kind: expected {' or '.join(map(repr, KINDS))}, got {kind!r}")
     if isinstance(accepts, type):
         accepts = accepts_types(accepts)
     elif isinstance(accepts, tuple):

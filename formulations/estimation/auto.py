@@ -94,11 +94,10 @@ class Auto(Estimator):
         return (ma + z >= lo) & (ma - z <= hi)
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
-        ma, se, _ = self.model_assisted_.estimate_se(Yt)
-        est = self.model_assisted_._clip(ma)
         if self.stacked_ is None:
-            return est
-        return np.where(self._inside(ma, se), self.stacked_._predict(Yt), est)
+            return self.model_assisted_._predict(Yt)
+        ma, se, _ = self.model_assisted_.estimate_se(Yt)
+        return np.where(self._inside(ma, se), self.stacked_._predict(Yt), self.model_assisted_._clip(ma))
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)

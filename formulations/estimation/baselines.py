@@ -26,6 +26,9 @@ class _IntervalMixin:
         half = float(norm.ppf(1 - alpha / 2)) * np.sqrt(np.maximum(var, 0.0))
         return est, est - half, est + half
 
+    def _predict(self, Yt: np.ndarray) -> np.ndarray:
+        return np.asarray(self._predict_var(Yt)[0])  # type: ignore[attr-defined]
+
 
 @register_estimator
 class RSMean(_IntervalMixin, Estimator):
@@ -156,9 +159,6 @@ class BayesAIPW(_AIPWDesign, _IntervalMixin, Estimator):
         var = (var_w + (1.0 / alpha) * (1.0 / k + 1.0 / (N - k))) / f ** 2
         return est, var
 
-    def _predict(self, Yt: np.ndarray) -> np.ndarray:
-        return self._predict_var(Yt)[0]
-
 
 @register_estimator
 class AIPW(_AIPWDesign, _IntervalMixin, Estimator):
@@ -175,22 +175,23 @@ class AIPW(_AIPWDesign, _IntervalMixin, Estimator):
     description = "AIPW (benchmark-prediction): ridge (alpha 10) of item scores on the sources' item scores"
     options = (Option("ridge_alpha", 10.0, "float", low=0.0, low_open=True, doc="ridge penalty"),)
 
+    def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
+        super()._fit(Y, sel)
+        self._Xc = self._phi_C - self._mC  # (k, S)
+        A = self._Xc.T @ self._Xc + self.params["ridge_alpha"] * np.eye(self._Xc.shape[1])
+        self._P = np.linalg.solve(A, self._Xc.T)  # (S, k): a target's ridge coefficients are P @ (y - mean y)
+
     def _predict_var(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         N, k = self.n_items_, self.selection_.size
         mean_c = Yt.mean(axis=1)
         if k >= N:
             return mean_c, np.zeros_like(mean_c)
-        Xc = self._phi_C - self._mC
-        A = Xc.T @ Xc + self.params["ridge_alpha"] * np.eye(Xc.shape[1])
-        coef = np.linalg.solve(A, Xc.T @ (Yt - mean_c[:, None]).T).T  # (T, S)
+        coef = (Yt - mean_c[:, None]) @ self._P.T  # (T, S)
         est = mean_c + (coef @ (self._mU - self._mC)) / (1.0 + k / (N - k))
         if k < 2:
             return est, np.full(est.shape, np.inf)
-        resid = (Yt - mean_c[:, None]) - coef @ Xc.T
+        resid = (Yt - mean_c[:, None]) - coef @ self._Xc.T
         return est, resid.var(axis=1, ddof=1) / k * (N - k) / N
-
-    def _predict(self, Yt: np.ndarray) -> np.ndarray:
-        return self._predict_var(Yt)[0]
 
 
 @register_estimator
@@ -216,6 +217,3 @@ class BayesRSLearn(_IntervalMixin, Estimator):
         xq = (Yt - self._xm) @ self._Q  # (T, k)
         var = np.sum(xq ** 2 / (self._alpha * self._ev + self._lam), axis=1) + 1.0 / self._alpha
         return est, var
-
-    def _predict(self, Yt: np.ndarray) -> np.ndarray:
-        return self._predict_var(Yt)[0]

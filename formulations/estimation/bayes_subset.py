@@ -10,8 +10,6 @@ marginal likelihood once ``k >= F`` (the evaluator refits every ``F`` items).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.stats import norm
 
@@ -89,6 +87,4 @@ class BayesAMEEstimate(Estimator):
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         out = self._all(Yt)
         half = float(norm.ppf(1 - alpha / 2)) * np.sqrt(np.maximum(out[:, 2], 0.0))
-        if not np.isfinite(half).all():  # pragma: no cover - Var(R|C) is finite for finite data
-            half = np.where(np.isfinite(half), half, math.inf)
         return out[:, 0], out[:, 1] - half, out[:, 1] + half

@@ -32,7 +32,7 @@ __all__ = ["BALANCE_DRAWS", "ModelAssisted", "balanced_stratified_sample", "diff
 #: Share of the strongest sources whose mean item score is the second item feature.
 TOP_SHARE = 0.2
 #: Stratified samples :func:`balanced_stratified_sample` chooses among (chosen on the fidelity benchmark's four
-#: tuning matrices: 1, 200 and 1000 compared in both protocols).
+#: tuning matrices: 1, 200, 1000 and 3000 compared in both protocols, docs/results/new_models.md).
 BALANCE_DRAWS = 1000
 #: Cap on the floats of one block of candidate samples' source scores (sources x draws x k).
 _BALANCE_BLOCK = 4_000_000
@@ -147,9 +147,7 @@ def balanced_stratified_sample(score: np.ndarray, k: int, Y_balance: np.ndarray,
     N = s.size
     edges = _strata_edges(N, k)
     draws = check_int(draws, "draws", low=1)
-    Y = np.asarray(Y_balance, dtype=float)
-    if Y.ndim != 2 or Y.shape[1] != N:
-        raise InvalidInputError(f"Y_balance: expected shape (S, {N}), one column per item, got shape {Y.shape}")
+    Y = as_array(Y_balance, "Y_balance", ndim=2, shape=(None, N), shape_doc=f"(S, {N}), one column per item")
     rng = np.random.default_rng(seed)
     rank = np.unique(s, return_inverse=True)[1].reshape(-1).astype(float)  # ties share a rank
     w = np.diff(edges) / N

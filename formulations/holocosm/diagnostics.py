@@ -18,15 +18,9 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.validation import as_array, check_float, check_int
+from benchsel.formulations.rankings import rankdata
 
 __all__ = ["UnionCost", "cross_metric_worse_share", "high_agreement_share", "metric_rank_correlation", "union_cost"]
-
-
-def _ranks(v: np.ndarray) -> np.ndarray:
-    """Average ranks of each column of ``v`` (ties share their mean rank)."""
-    from scipy.stats import rankdata
-
-    return np.asarray(rankdata(v, axis=0), dtype=float)
 
 
 def metric_rank_correlation(Y: Any) -> np.ndarray:
@@ -50,7 +44,7 @@ def metric_rank_correlation(Y: Any) -> np.ndarray:
         raise InvalidInputError(f"Y: expected at least 3 models (axis 0) to rank, got shape {Yv.shape}")
     if K < 2:
         raise InvalidInputError(f"Y: expected at least 2 metrics (axis 2) to correlate, got shape {Yv.shape}")
-    r = _ranks(Yv.mean(axis=1))  # (G, K)
+    r = rankdata(Yv.mean(axis=1), axis=0).astype(float)  # (G, K), average ranks of each metric's column
     r = r - r.mean(axis=0)
     sd = np.sqrt((r * r).sum(axis=0))
     ok = sd > 0

@@ -13,7 +13,7 @@ from benchsel.formulations.core.validation import as_array, check_choice, check_
 from benchsel.formulations.estimation import fit_irt, get_estimator
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 
-from .baselines import BaselineSelection, FittedSelection, anchorpoints, selection_target
+from .baselines import BaselineSelection, FittedSelection, _sqdist, anchorpoints, selection_target
 
 __all__ = ["binarize_mean_matched", "tinybenchmarks", "vote", "vote_counts", "weighted_kmeans"]
 
@@ -167,11 +167,6 @@ def weighted_kmeans(F: Any, n_clusters: int, weights: Any = None, seed: int = 0,
         if shift <= thr:
             break
     return C, _sqdist(X, C).argmin(axis=1).astype(np.int64)
-
-
-def _sqdist(X: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances, shape (len(X), len(C))."""
-    return np.maximum((X**2).sum(1)[:, None] - 2 * X @ C.T + (C**2).sum(1)[None, :], 0.0)
 
 
 def tinybenchmarks(f: RankingRiskReconstruction, metric: int | str = "average", seed: int = 0, *, dim: int = 5,

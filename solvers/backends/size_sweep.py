@@ -546,8 +546,8 @@ def run_size_sweep(f: Any, *, time_limit: float | None, seed: int | None, thread
         B, _c = f.cut_rows()
     forced = np.zeros(f.n_metrics, dtype=bool)
     forced[f.include] = True
-    classes = MetricClasses.from_rows(B, split=forced if forced.any() else None)
-    lower = np.array([int(forced[m[0]]) * int(m.size) for m in classes.members], dtype=np.int64)
+    classes = MetricClasses.from_rows(B, split=forced)
+    lower = classes.counts(f.include)  # forced classes hold forced metrics only: all of them are taken
     oracle = CountFeasibility(classes, lower=lower, threads=threads, linearization_level=linearization_level,
                               presolve=presolve, cpsat_parameters=cpsat_parameters, seed=seed)
     inc_sel, source, hbound = _warm_start(f, cls, warm_start, clock, heuristic_share, seed, verbose)
@@ -580,11 +580,12 @@ def _run_groups(f: Any, *, time_limit: float | None, **kw: Any) -> MethodOutput:
     clock = _Clock(time_limit)
     parts = f.group_formulations()
     ws = kw.pop("warm_start")
+    local = None if ws is None or isinstance(ws, str) else f.split_selection(ws)
     sels, bound, term, attempts, prep = [], 0.0, Termination.OPTIMAL, [], 0.0
     for t, (G, sub) in enumerate(parts):
         left = clock.left
         tl = None if left is None else max(left / (len(parts) - t), 0.01)
-        sub_ws = ws if ws is None or isinstance(ws, str) else np.flatnonzero(np.isin(G, f.as_selection(ws)))
+        sub_ws = ws if local is None else local[t]
         out = run_size_sweep(sub, time_limit=tl, warm_start=sub_ws, **kw)
         sels.append(G[out.selection])
         bound += float(out.bound)
