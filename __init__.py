@@ -49,10 +49,10 @@ _LAZY: dict[str, str] = {
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
     # sequential evaluation (BayesAME)
-    "bayesame_evaluate": "benchsel.formulations.estimation.bayes_eval",
-    "bayesame_multi_evaluate": "benchsel.formulations.estimation.bayes_multi",
-    "EvaluationResult": "benchsel.formulations.estimation.bayes_eval",
-    "MultiTargetResult": "benchsel.formulations.estimation.bayes_multi",
+    "bayesame_evaluate": "benchsel.formulations.bayes.evaluate",
+    "bayesame_multi_evaluate": "benchsel.formulations.bayes.multi",
+    "EvaluationResult": "benchsel.formulations.bayes.evaluate",
+    "MultiTargetResult": "benchsel.formulations.bayes.multi",
     # estimators and the one-call path
     "compress": "benchsel.solvers.compression",
     "Compressed": "benchsel.solvers.compression",
@@ -85,6 +85,8 @@ __all__ = ["__version__", *_LAZY]
 if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.base import Formulation
     from benchsel.formulations.bayes import BatchInformationGain
+    from benchsel.formulations.bayes.evaluate import EvaluationResult, bayesame_evaluate
+    from benchsel.formulations.bayes.multi import MultiTargetResult, bayesame_multi_evaluate
     from benchsel.formulations.core.errors import (
         BenchselError,
         InvalidInputError,
@@ -104,8 +106,6 @@ if TYPE_CHECKING:  # static analysers see the real names
         list_estimators,
         register_estimator,
     )
-    from benchsel.formulations.estimation.bayes_eval import EvaluationResult, bayesame_evaluate
-    from benchsel.formulations.estimation.bayes_multi import MultiTargetResult, bayesame_multi_evaluate
     from benchsel.formulations.estimation.irt import fit_irt
     from benchsel.formulations.holocosm import RankingRiskReconstruction
     from benchsel.formulations.kmedoids import KMedoids

@@ -4,19 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsel.formulations.bayes import BatchInformationGain
-from benchsel.formulations.bayes.search import (  # noqa: F401  (re-exported for one release: moved there)
-    SwapState,
-    count_vectors,
-    exhaustive_search,
-    greedy_search,
-    kdpp_mcmc,
-    kdpp_sample,
-    kmeans_starts,
-    lars_start,
-    local_search,
-    smc_search,
-)
+from benchsel.formulations.bayes.problem import BatchInformationGain
+from benchsel.formulations.bayes.search import exhaustive_search, greedy_search, smc_search
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import MethodOutput, Termination

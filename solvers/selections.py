@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.bayes import BatchInformationGain
+from benchsel.formulations.bayes.evaluate import bayesame_evaluate
+from benchsel.formulations.bayes.model import bucketize
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
 from benchsel.formulations.core.validation import check_int, describe
 from benchsel.formulations.estimation import check_scores
-from benchsel.formulations.estimation.bayes_eval import bayesame_evaluate
-from benchsel.formulations.estimation.bayes_model import bucketize
 from benchsel.formulations.estimation.design import (
     BALANCE_DRAWS,
     balanced_stratified_sample,

@@ -1,5 +1,6 @@
 """The package's layering, held by tests: vocabulary (formulations/core) -> formulations -> heuristics / solvers ->
-benchmarks, no cycle between folders, no function-level import of benchsel's own modules, size limits."""
+benchmarks, no cycle between folders nor between the sub-packages of one folder, no function-level import of
+benchsel's own modules, size limits."""
 from __future__ import annotations
 
 import ast
@@ -7,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,3 +139,122 @@ def test_every_package_folder_is_in_the_wheel():
     listed = set(text.split("packages = [", 1)[1].split("]", 1)[0].replace('"', "").replace(",", " ").split())
     found = {_module_name(rel) for rel, _ in PARSED if rel.endswith("__init__.py")} | {"benchsel"}
     assert found == listed, f"missing: {sorted(found - listed)}, stale: {sorted(listed - found)}"
+
+
+# ------------------------------------------------------------------ sub-packages
+def _runtime_tree(tree: ast.AST) -> ast.AST:
+    """``tree`` without its ``if TYPE_CHECKING:`` blocks (a package's typing mirror of its lazy names)."""
+
+    class Drop(ast.NodeTransformer):
+        def visit_If(self, node: ast.If) -> Any:
+            t = node.test
+            if (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or \
+                    (isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"):
+                return None
+            return self.generic_visit(node)
+
+    return Drop().visit(ast.parse(ast.unparse(tree)))
+
+
+def _exported() -> dict[str, dict[str, str]]:
+    """Per package, the module each name of its ``__init__`` comes from: its lazy map (``_LAZY``, a module
+    path or a module of the package) and its own ``from ... import`` statements."""
+    out: dict[str, dict[str, str]] = {}
+    for rel, tree in PARSED:
+        if not rel.endswith("__init__.py"):
+            continue
+        pkg = _module_name(rel)
+        names: dict[str, str] = {}
+        for node in tree.body:  # type: ignore[attr-defined]
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+                node.target if isinstance(node, ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
+                for k, v in zip(node.value.keys, node.value.values):
+                    if isinstance(k, ast.Constant) and isinstance(v, ast.Constant):
+                        names[k.value] = v.value if v.value.startswith("benchsel.") else f"{pkg}.{v.value}"
+        for mod, imported, _ in _imports(rel, tree):
+            names.update((n, mod) for n in imported)
+        out[pkg] = names
+    return out
+
+
+def _package_graphs() -> dict[str, tuple[set[str], dict[str, dict[str, str]]]]:
+    """For every package folder with sub-packages: (its sub-packages, the import graph of its children).
+
+    The children of a package are its modules and sub-packages (``__init__`` is one node); an edge
+    ``a -> b`` means a file in ``a`` imports ``b`` (or a name the package's ``__init__`` takes from ``b``),
+    labelled with the first such file.
+    """
+    exported = _exported()
+    graphs = {}
+    for init in [ROOT / "__init__.py"] + [p for f in FOLDERS for p in sorted((ROOT / f).rglob("__init__.py"))]:
+        d = init.parent
+        rel_dir = d.relative_to(ROOT)
+        subs = set(FOLDERS) if d == ROOT else {p.name for p in d.iterdir() if (p / "__init__.py").is_file()}
+        if not subs:
+            continue
+        dotted = ".".join(["benchsel", *rel_dir.parts])
+        kids = subs | ({p.stem for p in d.glob("*.py")} - {"__init__"} if d != ROOT else set())
+        edges: dict[str, dict[str, str]] = {}
+        for rel, tree in PARSED + ([("__init__.py", ast.parse(init.read_text()))] if d == ROOT else []):
+            inside = Path(rel).relative_to(rel_dir) if Path(rel).is_relative_to(rel_dir) else None
+            if inside is None:
+                continue
+            src = "__init__" if inside.parts == ("__init__.py",) else inside.parts[0].removesuffix(".py")
+            for mod, names, _ in _imports(rel, _runtime_tree(tree) if src == "__init__" else tree):
+                targets = [exported.get(mod, {}).get(n, mod) for n in names] or [mod]
+                for t in targets:
+                    if t == dotted:
+                        dst = "__init__"
+                    elif t.startswith(dotted + ".") and t[len(dotted) + 1:].split(".")[0] in kids:
+                        dst = t[len(dotted) + 1:].split(".")[0]
+                    else:
+                        continue
+                    if dst != src:
+                        edges.setdefault(src, {}).setdefault(dst, rel)
+        graphs[dotted] = (subs, edges)
+    return graphs
+
+
+GRAPHS = _package_graphs()
+
+
+def _path(edges: dict[str, dict[str, str]], a: str, b: str) -> list[tuple[str, str, str]] | None:
+    """A shortest chain of imports from child ``a`` to child ``b``: ``(from, to, file)`` per step."""
+    parent: dict[str, tuple[str, str]] = {a: ("", "")}
+    todo = [a]
+    while todo:
+        x = todo.pop(0)
+        for y, rel in sorted(edges.get(x, {}).items()):
+            if y not in parent:
+                parent[y] = (x, rel)
+                todo.append(y)
+    if b not in parent:
+        return None
+    steps = []
+    while b != a:
+        x, rel = parent[b]
+        steps.append((x, b, rel))
+        b = x
+    return steps[::-1]
+
+
+@pytest.mark.parametrize("package", sorted(GRAPHS))
+def test_no_cycle_between_sub_packages(package):
+    """No two sub-packages of one folder import each other, directly or through other modules of the
+    folder: the sub-packages of a folder are layered too (e.g. ``formulations/bayes`` below
+    ``formulations/estimation``)."""
+    subs, edges = GRAPHS[package]
+    for a in sorted(subs):
+        for b in sorted(subs):
+            there, back = (_path(edges, a, b), _path(edges, b, a)) if a < b else (None, None)
+            if there and back:
+                chain = "; ".join(f"{x} -> {y} ({rel})" for x, y, rel in there + back)
+                pytest.fail(f"{package}: sub-packages {a} and {b} import each other: {chain}")
+
+
+def test_sub_package_graph_sees_lazy_names():
+    """The check above follows names a package exports lazily to the module that defines them."""
+    subs, edges = GRAPHS["benchsel.formulations"]
+    assert {"bayes", "estimation", "core"} <= subs
+    assert "bayes" in edges["estimation"] and "estimation" not in edges.get("bayes", {})

@@ -68,8 +68,8 @@ from typing import Any
 import numpy as np
 
 from benchsel.benchmarks._blas import one_blas_thread
-from benchsel.formulations.estimation.bayes_eval import bayesame_evaluate, stopping_point
-from benchsel.formulations.estimation.bayes_multi import STRATEGIES, bayesame_multi_evaluate
+from benchsel.formulations.bayes.evaluate import bayesame_evaluate, stopping_point
+from benchsel.formulations.bayes.multi import STRATEGIES, bayesame_multi_evaluate
 from benchsel.instances.responses import load_responses
 
 from .._data import default_data_dir

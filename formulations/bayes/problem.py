@@ -1,5 +1,5 @@
 """BayesAME's batch problem :class:`BatchInformationGain`: choose the k items whose scores would most reduce
-the posterior variance of the full-benchmark score (see :mod:`benchsel.formulations.estimation.bayes_model`)."""
+the posterior variance of the full-benchmark score (see :mod:`benchsel.formulations.bayes.model`)."""
 from __future__ import annotations
 
 import itertools
@@ -23,8 +23,8 @@ from ..core.validation import (
     check_magnitude,
     check_selection,
 )
-from ..estimation.bayes_model import BayesModel, Buckets
-from ..estimation.bayes_posterior import BatchData
+from .model import BayesModel, Buckets
+from .posterior import BatchData
 
 #: Smallest ``sigma2 / alpha`` :class:`BatchInformationGain` accepts. Below it the noise is numerically zero
 #: next to the prior variance: the cuts and the quadratic program carry coefficients ``alpha / (sigma2 N_b)``

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.clock import Clock, progress
 from ..core.errors import InvalidInputError
-from ..estimation.bayes_posterior import BatchData
+from .posterior import BatchData
 
 __all__ = [
     "SwapState",

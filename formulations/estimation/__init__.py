@@ -1,11 +1,11 @@
 """Estimation: from a subset's scores to full-benchmark estimates.
 
 Every estimator (:mod:`.base` for the interface and the registry; :mod:`.weighted`, :mod:`.linear`,
-:mod:`.baselines`, :mod:`.irt` for the built-in ones) follows ``fit(Y_source, selection)`` then
-``predict(Y_target[:, selection])``; BayesAME's statistical model (:mod:`.bayes_model`,
-:mod:`.bayes_posterior`, :mod:`.bayes_lmc`) and its sequential evaluators (:mod:`.bayes_eval`,
-:mod:`.bayes_multi`; its peers in :mod:`.bayes_peers`, all by name in :mod:`.sequential`) live here
-too. Names are imported lazily, so ``import benchsel.formulations.estimation`` stays light.
+:mod:`.baselines`, :mod:`.irt`, :mod:`.design`, :mod:`.auto` and :mod:`.bayes_subset` for the built-in
+ones) follows ``fit(Y_source, selection)`` then ``predict(Y_target[:, selection])``. The sequential
+evaluators (BayesAME and its peers) are selectable by name in :mod:`.sequential`; they, and BayesAME's
+statistical model, live in :mod:`benchsel.formulations.bayes`. Names are imported lazily, so
+``import benchsel.formulations.estimation`` stays light.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ _LAZY: dict[str, str] = {
     "MeanEstimator": "weighted",
     "SourceAssisted": "weighted",
     "cluster_shares": "weighted",
-    "selection_distances": "weighted",
+    "selection_distances": "benchsel.formulations.item_distances",
     "RIDGE_ALPHAS": "linear",
     "RepCoreRidge": "linear",
     "Ridge": "linear",
@@ -53,38 +53,6 @@ _LAZY: dict[str, str] = {
     "IRTModel": "irt",
     "fit_irt": "irt",
     "irt_objective": "irt",
-    "HYPER_LOWER": "bayes_model",
-    "HYPER_UPPER": "bayes_model",
-    "KERNELS": "bayes_model",
-    "BayesModel": "bayes_model",
-    "Buckets": "bayes_model",
-    "PosteriorSummary": "bayes_model",
-    "bucketize": "bayes_model",
-    "item_gains": "bayes_model",
-    "posterior_var_R": "bayes_model",
-    "unified_estimate": "bayes_model",
-    "BatchData": "bayes_posterior",
-    "SequentialPosterior": "bayes_posterior",
-    "BayesianRidge": "bayes_eval",
-    "EvaluationResult": "bayes_eval",
-    "bayes_aipw_evaluate": "bayes_eval",
-    "bayesame_evaluate": "bayes_eval",
-    "rs_mean_evaluate": "bayes_eval",
-    "stopping_point": "bayes_eval",
-    "LMCObjective": "bayes_lmc",
-    "LMCParams": "bayes_lmc",
-    "default_kernels": "bayes_lmc",
-    "lmc_nll": "bayes_lmc",
-    "MultiTargetResult": "bayes_multi",
-    "bayesame_multi_evaluate": "bayes_multi",
-    "STRATEGIES": "bayes_multi",
-    "AIPW_ALPHA": "bayes_peers",
-    "aipw_evaluate": "bayes_peers",
-    "apw_variance": "bayes_peers",
-    "bayes_cvo_evaluate": "bayes_peers",
-    "bayes_rs_learn_evaluate": "bayes_peers",
-    "cvo_estimate": "bayes_peers",
-    "seq_apw_evaluate": "bayes_peers",
     "SequentialMethod": "sequential",
     "get_sequential": "sequential",
     "register_sequential": "sequential",
@@ -95,6 +63,7 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 if TYPE_CHECKING:
+    from ..item_distances import selection_distances
     from .auto import Auto
     from .base import (
         CONFORMAL_FOLDS,
@@ -116,50 +85,6 @@ if TYPE_CHECKING:
         BayesRSLearn,
         RSMean,
         bayesian_ridge_batch,
-    )
-    from .bayes_eval import (
-        BayesianRidge,
-        EvaluationResult,
-        bayes_aipw_evaluate,
-        bayesame_evaluate,
-        rs_mean_evaluate,
-        stopping_point,
-    )
-    from .bayes_lmc import (
-        LMCObjective,
-        LMCParams,
-        default_kernels,
-        lmc_nll,
-    )
-    from .bayes_model import (
-        HYPER_LOWER,
-        HYPER_UPPER,
-        KERNELS,
-        BayesModel,
-        Buckets,
-        PosteriorSummary,
-        bucketize,
-        item_gains,
-        posterior_var_R,
-        unified_estimate,
-    )
-    from .bayes_multi import (
-        STRATEGIES,
-        MultiTargetResult,
-        bayesame_multi_evaluate,
-    )
-    from .bayes_peers import (
-        AIPW_ALPHA,
-        aipw_evaluate,
-        apw_variance,
-        bayes_cvo_evaluate,
-        bayes_rs_learn_evaluate,
-        cvo_estimate,
-        seq_apw_evaluate,
-    )
-    from .bayes_posterior import (
-        BatchData,
-        SequentialPosterior,
     )
     from .design import (
         BALANCE_DRAWS,
@@ -196,13 +121,13 @@ if TYPE_CHECKING:
         MeanEstimator,
         SourceAssisted,
         cluster_shares,
-        selection_distances,
     )
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        where = _LAZY[name]
+        return getattr(importlib.import_module(where if "." in where else f"{__name__}.{where}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

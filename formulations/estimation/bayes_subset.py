@@ -1,7 +1,7 @@
 """BayesAME's estimate on a fixed subset: the bucket model's posterior (SPEC F5) after the target's scores
 on the selected items, as an :class:`~benchsel.formulations.estimation.base.Estimator`.
 
-The sequential evaluator (:func:`benchsel.formulations.estimation.bayes_eval.bayesame_evaluate`) chooses
+The sequential evaluator (:func:`benchsel.formulations.bayes.evaluate.bayesame_evaluate`) chooses
 its items one by one for one target; this estimator takes a subset chosen once (by
 ``compress(..., selection="bayesame")``, say) and gives every new model the same estimate the
 evaluator would report with that coreset: the unified estimator ``Rhat`` and a credible interval
@@ -15,8 +15,8 @@ from scipy.stats import norm
 
 from benchsel.formulations.core.options import Option
 
+from ..bayes.model import KERNELS, BayesModel, bucketize
 from .base import Estimator, register_estimator
-from .bayes_model import KERNELS, BayesModel, bucketize
 
 #: Further starts of the marginal-likelihood fit: the likelihood has flat regions and several optima, and a
 #: fit from (1, 1) alone can stop far from the optimum the sequential evaluator's warm-started refits reach.

@@ -35,9 +35,10 @@ from scipy.special import expit
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.validation import check_float, check_int, check_rng
+from benchsel.formulations.item_distances import selection_distances
 
 from .base import Estimator, check_scores, register_estimator, single_thread
-from .weighted import _item_features, cluster_shares, selection_distances
+from .weighted import _item_features, cluster_shares
 
 __all__ = ["IRTEstimator", "IRTModel", "fit_irt", "irt_objective"]
 

@@ -2,7 +2,7 @@
 
 Every evaluator takes ``(reference_scores, target, *, eps1, eps2, W, max_items, stop, seed)`` (shape
 (Kr, N) and (N,) or a callable) and returns an
-:class:`~benchsel.formulations.estimation.bayes_eval.EvaluationResult` whose ``trace`` holds, per step,
+:class:`~benchsel.formulations.bayes.evaluate.EvaluationResult` whose ``trace`` holds, per step,
 ``estimate``, ``var`` and ``width`` (and ``mean_R``, the interval's centre, where it differs from the
 estimate)::
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from ..bayes.evaluate import EvaluationResult, bayes_aipw_evaluate, bayesame_evaluate, rs_mean_evaluate
+from ..bayes.peers import aipw_evaluate, bayes_cvo_evaluate, bayes_rs_learn_evaluate, seq_apw_evaluate
 from ..core.errors import InvalidInputError
-from .bayes_eval import EvaluationResult, bayes_aipw_evaluate, bayesame_evaluate, rs_mean_evaluate
-from .bayes_peers import aipw_evaluate, bayes_cvo_evaluate, bayes_rs_learn_evaluate, seq_apw_evaluate
 
 __all__ = ["SequentialMethod", "get_sequential", "register_sequential", "sequential_methods", "sequential_names"]
 

@@ -9,13 +9,14 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.validation import as_array
+from benchsel.formulations.item_distances import selection_distances
 
 from .base import (
     Estimator,
     register_estimator,
 )
 
-__all__ = ["ClusterWeighted", "MeanEstimator", "SourceAssisted", "cluster_shares", "selection_distances"]
+__all__ = ["ClusterWeighted", "MeanEstimator", "SourceAssisted", "cluster_shares"]
 
 
 @register_estimator
@@ -39,35 +40,6 @@ def _item_features(Y: np.ndarray) -> np.ndarray:
     """Items as rows of features: shape (N, S) or (N, S*K) for multi-metric sources."""
     F = np.moveaxis(Y, 1, 0)
     return F.reshape(F.shape[0], -1)
-
-
-def selection_distances(F: np.ndarray, sel: np.ndarray, metric: str = "correlation") -> np.ndarray:
-    """Dissimilarity of every item to each selected item, shape (N, k).
-
-    The same dissimilarities as :func:`benchsel.formulations.kmedoids.dissimilarity`
-    (``"correlation"``: ``1 - Pearson``, a constant item has correlation 0
-    with every other; ``"cosine"``; ``"euclidean"``) without forming the
-    ``N x N`` matrix.
-
-    Parameters
-    ----------
-    F : ndarray, shape (N, d)
-        Item features (e.g. the sources' scores of each item).
-    sel : ndarray of int, shape (k,)
-    metric : {"correlation", "cosine", "euclidean"}
-    """
-    if metric == "euclidean":
-        from scipy.spatial.distance import cdist
-
-        D = cdist(F, F[sel], "euclidean")
-    else:
-        Z = F - F.mean(axis=1, keepdims=True) if metric == "correlation" else F.astype(float, copy=True)
-        norms = np.linalg.norm(Z, axis=1, keepdims=True)
-        Z = Z / np.where(norms > 0, norms, 1.0)
-        D = 1.0 - Z @ Z[sel].T
-    np.clip(D, 0.0, None, out=D)
-    D[sel, np.arange(sel.size)] = 0.0
-    return D
 
 
 def cluster_shares(D_sel: np.ndarray, sel: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:

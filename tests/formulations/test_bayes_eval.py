@@ -9,7 +9,7 @@ import pytest
 from support.data import DATA, needs_data
 
 from benchsel.formulations.bayes import BayesModel, bucketize
-from benchsel.formulations.estimation.bayes_eval import (
+from benchsel.formulations.bayes.evaluate import (
     BayesianRidge,
     bayes_aipw_evaluate,
     bayesame_evaluate,

@@ -5,17 +5,13 @@ import numpy as np
 import pytest
 
 from benchsel.formulations.bayes import BayesModel
-from benchsel.formulations.estimation.bayes_eval import EvaluationResult
-from benchsel.formulations.estimation.bayes_multi import (
-    LMCObjective,
-    LMCParams,
+from benchsel.formulations.bayes.evaluate import EvaluationResult
+from benchsel.formulations.bayes.lmc import LMCObjective, LMCParams, _kernels, default_kernels, lmc_nll
+from benchsel.formulations.bayes.multi import (
     MultiTargetResult,
     _JointPosterior,
-    _kernels,
     _multi_settings,
     bayesame_multi_evaluate,
-    default_kernels,
-    lmc_nll,
 )
 from benchsel.solvers import InvalidInputError
 

@@ -9,9 +9,8 @@ import pytest
 from support.data import DATA, needs_data
 
 from benchsel.benchmarks.studies.bayes import METHODS, ewi_interval, ewi_rmse, headline_rows
-from benchsel.formulations.estimation import get_estimator
-from benchsel.formulations.estimation.bayes_model import BayesModel
-from benchsel.formulations.estimation.bayes_peers import (
+from benchsel.formulations.bayes.model import BayesModel
+from benchsel.formulations.bayes.peers import (
     AIPW_ALPHA,
     _Covering,
     aipw_evaluate,
@@ -21,8 +20,9 @@ from benchsel.formulations.estimation.bayes_peers import (
     cvo_estimate,
     seq_apw_evaluate,
 )
+from benchsel.formulations.estimation import get_estimator
 from benchsel.formulations.estimation.sequential import get_sequential, register_sequential, sequential_names
-from benchsel.formulations.estimation.weighted import selection_distances
+from benchsel.formulations.item_distances import selection_distances
 from benchsel.instances.responses import load_responses
 from benchsel.instances.splits import interpolation_split
 from benchsel.solvers import InvalidInputError

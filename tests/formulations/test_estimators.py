@@ -182,7 +182,7 @@ def test_repcore_ridge_matches_scikit_learn_ridge(data):
 
 
 def test_bayes_aipw_matches_the_sequential_baseline(data):
-    from benchsel.formulations.estimation.bayes_eval import BayesianRidge
+    from benchsel.formulations.bayes.evaluate import BayesianRidge
 
     src, tgt, sel = data
     est = get_estimator("bayes-aipw").fit(src, sel)

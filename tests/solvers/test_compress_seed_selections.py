@@ -7,10 +7,10 @@ import pytest
 from support.data import DATA, needs_data
 
 from benchsel import compress, load_compressed
+from benchsel.formulations.bayes.evaluate import bayesame_evaluate, stopping_point
+from benchsel.formulations.bayes.model import BayesModel
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.estimation import get_estimator
-from benchsel.formulations.estimation.bayes_eval import bayesame_evaluate, stopping_point
-from benchsel.formulations.estimation.bayes_model import BayesModel
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 from benchsel.formulations.kmedoids import KMedoids
 from benchsel.formulations.repcore import align_hidden_states

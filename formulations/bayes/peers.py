@@ -17,7 +17,7 @@
   (appendix A.2) on a random coreset: every coreset item is scored against the posterior that leaves it
   out (:func:`cvo_estimate`, closed-form leave-one-out).
 
-All return :class:`~benchsel.formulations.estimation.bayes_eval.EvaluationResult` with per-step traces.
+All return :class:`~benchsel.formulations.bayes.evaluate.EvaluationResult` with per-step traces.
 """
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ..core.errors import InvalidInputError
 from ..core.validation import as_array, check_float, check_rng
-from .bayes_eval import EvaluationResult, _common, _done, _target, bayesame_evaluate
-from .bayes_model import Z975, BayesModel
-from .weighted import selection_distances
+from ..item_distances import selection_distances
+from .evaluate import EvaluationResult, _common, _done, _target, bayesame_evaluate
+from .model import Z975, BayesModel
 
 __all__ = [
     "AIPW_ALPHA",
@@ -178,7 +178,7 @@ def seq_apw_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005,
     reference_scores : array_like, shape (Kr, N)
     target : array_like of shape (N,), or callable ``item -> score``
     eps1, eps2, W, max_items, stop
-        As in :func:`~benchsel.formulations.estimation.bayes_eval.bayesame_evaluate` (``W`` default 30).
+        As in :func:`~benchsel.formulations.bayes.evaluate.bayesame_evaluate` (``W`` default 30).
     seed : int or Generator, optional
         Checked for the common interface; the covering order is deterministic (ties: lowest index).
 
@@ -259,7 +259,7 @@ def bayes_rs_learn_evaluate(reference_scores: Any, target: Any, *, eps1: float =
     reference_scores : array_like, shape (Kr, N)
         At least 2 reference models.
     target, eps1, eps2, W, max_items, stop, seed
-        As in :func:`~benchsel.formulations.estimation.bayes_eval.bayesame_evaluate` (``W`` default 30).
+        As in :func:`~benchsel.formulations.bayes.evaluate.bayesame_evaluate` (``W`` default 30).
 
     Notes
     -----
@@ -328,7 +328,7 @@ def aipw_evaluate(reference_scores: Any, target: Any, *, ridge_alpha: float = AI
     ridge_alpha : float
         Ridge penalty (default 10, benchmark-prediction's ``Ridge(alpha=10)``).
     eps1, eps2, W, max_items, stop, seed
-        As in :func:`~benchsel.formulations.estimation.bayes_eval.bayesame_evaluate` (``W`` default 30).
+        As in :func:`~benchsel.formulations.bayes.evaluate.bayesame_evaluate` (``W`` default 30).
     """
     R = _references(reference_scores)
     Kr, N = R.shape
@@ -456,7 +456,7 @@ def bayes_cvo_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.00
 
     Items are drawn at random (the estimator's unbiasedness rests on it) and the posterior, its
     hyper-parameter refits and ``Var(R|C)`` (the width, the stopping rule's second condition) are those of
-    :func:`~benchsel.formulations.estimation.bayes_eval.bayesame_evaluate` with ``selection="random"``;
+    :func:`~benchsel.formulations.bayes.evaluate.bayesame_evaluate` with ``selection="random"``;
     the estimate at step ``j`` is :func:`cvo_estimate` under the hyper-parameters in force before step
     ``j``'s refit (as BayesAME records ``Rhat``). The stopping rule is applied to the CVO trace.
 
@@ -465,7 +465,7 @@ def bayes_cvo_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.00
     reference_scores : array_like, shape (Kr, N)
     target : array_like of shape (N,), or callable
     eps1, eps2, W, max_items, stop, seed
-        As in :func:`~benchsel.formulations.estimation.bayes_eval.bayesame_evaluate`.
+        As in :func:`~benchsel.formulations.bayes.evaluate.bayesame_evaluate`.
     **bayesame_options
         ``sigma2``, ``N0``, ``F``, ``tol``, ``kernel``, ``alpha0``, ``beta0`` for the posterior.
     """

@@ -50,9 +50,9 @@ from scipy.linalg import solve_triangular
 from ..core.clock import progress
 from ..core.errors import InvalidInputError
 from ..core.validation import as_array, check_choice, check_float, check_int, check_rng
-from .bayes_eval import EvaluationResult, _BucketQueues, _common, _done, _target
-from .bayes_lmc import LMC_LOWER, LMCObjective, LMCParams, _adamw, _kernels, default_kernels, lmc_nll
-from .bayes_model import (
+from .evaluate import EvaluationResult, _BucketQueues, _common, _done, _target
+from .lmc import LMC_LOWER, LMCObjective, LMCParams, _adamw, _kernels, default_kernels
+from .model import (
     KERNELS,
     Z975,
     bucketize,
@@ -61,7 +61,7 @@ from .bayes_model import (
     unified_estimate,
 )
 
-__all__ = ["LMCObjective", "LMCParams", "MultiTargetResult", "bayesame_multi_evaluate", "default_kernels", "lmc_nll"]
+__all__ = ["STRATEGIES", "MultiTargetResult", "bayesame_multi_evaluate"]
 
 #: The item choices of :func:`bayesame_multi_evaluate` (the first is its default, the paper's).
 STRATEGIES = ("round-robin", "average")
@@ -623,7 +623,7 @@ def bayesame_multi_evaluate(reference_scores: Any, targets: Any, *, L: int | Non
     Returns
     -------
     MultiTargetResult
-        Per target an :class:`~benchsel.formulations.estimation.bayes_eval.EvaluationResult`.
+        Per target an :class:`~benchsel.formulations.bayes.evaluate.EvaluationResult`.
     """
     cfg = _multi_settings(reference_scores, targets, L=L, kernels=kernels, strategy=strategy,
                           init_fraction=init_fraction, eps1=eps1, eps2=eps2, W=W, N0=N0, sigma2=sigma2, lr=lr, F=F,

@@ -13,7 +13,7 @@ from ..core.errors import InvalidInputError
 from ..core.validation import (
     check_choice,
 )
-from .bayes_model import (
+from .model import (
     BayesModel,
 )
 

@@ -11,7 +11,7 @@ from scipy.linalg import cho_solve
 from scipy.linalg.lapack import dpotrf, dpotri
 
 from ..core.validation import check_choice
-from .bayes_model import (
+from .model import (
     _kernel,
     _kernel_dlogbeta,
 )

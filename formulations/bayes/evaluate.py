@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from ..bayes.search import exhaustive_search, greedy_search, smc_search
 from ..core.clock import progress
 from ..core.errors import InvalidInputError
 from ..core.validation import as_array, check_choice, check_float, check_int, check_rng
-from .bayes_model import Z975, BayesModel, bucketize
-from .bayes_posterior import BatchData, SequentialPosterior
+from .model import Z975, BayesModel, bucketize
+from .posterior import BatchData, SequentialPosterior
+from .search import exhaustive_search, greedy_search, smc_search
 
 __all__ = [
     "BayesianRidge",
@@ -208,7 +208,7 @@ def bayesame_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005
     batch_method : {"smc", "greedy", "exhaustive"}
         Batch search used when ``batch_size > 1`` (active selection only).
     batch_options : dict, optional
-        Options for :func:`benchsel.heuristics.bayes.smc_search`.
+        Options for :func:`benchsel.formulations.bayes.search.smc_search`.
     max_items : int, optional
         Stop after this many evaluated items (default N).
     stop : bool
