@@ -42,7 +42,6 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
-from benchsel.formulations.core.validation import check_int
 from benchsel.formulations.estimation import get_estimator
 
 from .saved import (
@@ -64,9 +63,10 @@ from .selections import (
     SelectionResult,
     _axes_doc,
     _log,
+    _run_selection,
     anchor_kmedoids,
     check_matrix,
-    check_source_scores,
+    check_selection_input,
     check_tensor,
     get_selection,
     irt_kmedoids,
@@ -315,8 +315,7 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
     """
 
     s = get_selection(selection)
-    k = check_int(k, "k", low=1)
-    A, labels = check_source_scores(s, Y, k, "Y")
+    A, labels, k = check_selection_input(s, Y, k, "Y")  # the one check of Y and k: what follows trusts them
     name = estimator if estimator is not None else (s.estimator or DEFAULT_ESTIMATOR)
     est_opts = dict(estimator_options or {})
     est = get_estimator(name, **est_opts)  # unknown names and options refused before any work
@@ -324,8 +323,8 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
         raise InvalidInputError(f"estimator: {name!r} estimates one metric; the scores of selection {selection!r} "
                                 f"have shape {A.shape} (models, items, metrics): use 'source-assisted' (default), "
                                 "'mean' or 'cluster-weighted'")
-    sel = select_items(A, k, selection, seed=seed, time_limit=time_limit, verbose=verbose,
-                       **dict(selection_options or {}))
+    sel = _run_selection(s, A, k, seed=seed, time_limit=time_limit, verbose=verbose,
+                        options=dict(selection_options or {}))
     if sel.weights is not None and "weights" in est.get_params() and "weights" not in est_opts:
         est.set_params(weights=sel.weights)
     t0 = time.perf_counter()

@@ -44,6 +44,7 @@ __all__ = [
     "anchor_kmedoids",
     "bayesame_draw",
     "check_matrix",
+    "check_selection_input",
     "check_source_scores",
     "check_tensor",
     "get_selection",
@@ -492,6 +493,18 @@ def check_tensor(Y: Any, k: int | None = None, name: str = "Y", selection: str =
     return A
 
 
+def check_selection_input(s: Selection, Y: Any, k: Any, name: str = "Y") -> tuple[np.ndarray, Any, int]:
+    """The one check of what a selection is given (pure): ``(scores, column labels or None, k)``.
+
+    ``k`` an integer ``1 <= k < items``; ``Y`` (argument ``name``) the source scores as
+    :func:`check_source_scores` checks them. :func:`select_items` and
+    :func:`~benchsel.solvers.compression.compress` call it once; what runs after trusts its result.
+    """
+    k = check_int(k, "k", low=1)
+    A, labels = check_source_scores(s, Y, k, name)
+    return A, labels, k
+
+
 def check_source_scores(s: Selection, Y: Any, k: int | None, name: str = "Y") -> tuple[np.ndarray, Any]:
     """The source scores checked for selection ``s`` (2-D with its column labels, or 3-D and None)."""
     if s.ndim == 3:
@@ -546,8 +559,24 @@ def select_items(Y_source: Any, k: int, selection: str = "kmedoids", *, seed: in
     """
 
     s = get_selection(selection)
-    k = check_int(k, "k", low=1)
-    Y, _ = check_source_scores(s, Y_source, k, "Y_source")
+    Y, _, k = check_selection_input(s, Y_source, k, "Y_source")
+    return _run_selection(s, Y, k, seed=seed, time_limit=time_limit, verbose=verbose, options=options)
+
+
+def _run_selection(s: Selection, Y: np.ndarray, k: int, *, seed: int, time_limit: float | None, verbose: bool,
+                  options: Mapping[str, Any]) -> SelectionResult:
+    """:func:`select_items` on scores and ``k`` already checked (:func:`check_selection_input`); the options are
+    checked here (their names, then by the draw or the method).
+
+    Parameters
+    ----------
+    s : Selection
+    Y : ndarray, shape (S, N) (or (S, N, K))
+    k : int
+    seed, time_limit, verbose, options
+        As for :func:`select_items`.
+    """
+    selection = s.name
     build_kw, method_kw = _split_options(s, options)
     t0 = time.perf_counter()
     if s.draw is not None:

@@ -36,7 +36,7 @@ import numpy as np
 from ..core.clock import progress
 from ..core.errors import InvalidInputError
 from ..core.validation import as_array, check_choice, check_float, check_int, check_rng
-from .model import Z975, BayesModel, bucketize
+from .model import KERNELS, Z975, BayesModel, bucketize
 from .posterior import BatchData, SequentialPosterior
 from .search import exhaustive_search, greedy_search, smc_search
 
@@ -236,9 +236,15 @@ def bayesame_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005
     cfg = _bayesame_settings(reference_scores, target, eps1=eps1, eps2=eps2, W=W, N0=N0, sigma2=sigma2, F=F,
                              tol=tol, kernel=kernel, selection=selection, batch_size=batch_size,
                              batch_method=batch_method, max_items=max_items)
-    run = _SingleTargetRun(cfg, alpha0, beta0, check_rng(seed), dict(batch_options or {}))
+    return _run_bayesame(cfg, alpha0, beta0, check_rng(seed), dict(batch_options or {}), stop=stop,
+                         verbose=verbose).result(selection)
+
+
+def _run_bayesame(cfg: _Settings, alpha0: float, beta0: float, rng: np.random.Generator,
+                  batch_options: dict[str, Any], *, stop: bool, verbose: bool) -> _SingleTargetRun:
+    """Algorithm 1's loop on checked settings (``stop``: apply the stopping rule); the finished run."""
+    run = _SingleTargetRun(cfg, alpha0, beta0, rng, batch_options)
     j = 0
-    stopped = False
     while run.post.n < cfg.max_items:
         j += 1
         run.observe(run.choose(min(cfg.batch_size, cfg.max_items - run.post.n)))
@@ -247,9 +253,9 @@ def bayesame_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.005
             progress(True, f"bayesame: n = {run.post.n}, estimate {run.trace['estimate'][-1]:.4f}, "
                            f"width {run.trace['width'][-1]:.4f}")
         if stop and _done(run.trace, j, cfg.W, cfg.eps1, cfg.eps2):
-            stopped = True
+            run.stopped = True
             break
-    return run.result(stopped, selection)
+    return run
 
 
 @dataclass(frozen=True)
@@ -276,9 +282,9 @@ class _Settings:
 def _bayesame_settings(reference_scores: Any, target: Any, *, eps1: Any, eps2: Any, W: Any, N0: Any, sigma2: Any,
                        F: Any, tol: Any, kernel: str, selection: str, batch_size: Any, batch_method: str,
                        max_items: Any) -> _Settings:
-    """Validate :func:`bayesame_evaluate`'s arguments and resolve its defaults (regime, sigma2, W)."""
-    R = as_array(reference_scores, "reference_scores", ndim=2, shape_doc="(Kr, N)")
-    buckets = bucketize(R, tol)
+    """Validate :func:`bayesame_evaluate`'s arguments and resolve its defaults (regime, sigma2, W): the one
+    check of its arguments; the run and the model trust the settings."""
+    buckets = bucketize(reference_scores, tol)
     N = buckets.n_items
     score, _ = _target(target, N)
     eps1, eps2, W, max_items = _common(eps1, eps2, W, max_items, N)
@@ -290,9 +296,8 @@ def _bayesame_settings(reference_scores: Any, target: Any, *, eps1: Any, eps2: A
     if W is None:
         W = 30 if k_batch == 1 else max(1, round(30 / k_batch))
     unique = buckets.unique_regime(N0)
-    if sigma2 is None:
-        sigma2 = 1e-4 if unique else 1e-1
-    model = BayesModel(R, sigma2=sigma2, tol=tol, kernel=kernel)
+    sigma2 = (1e-4 if unique else 1e-1) if sigma2 is None else check_float(sigma2, "sigma2", low=0.0, low_open=True)
+    model = BayesModel._from_checked(buckets, sigma2=sigma2, kernel=check_choice(kernel, "kernel", KERNELS))
     active = selection == "active" or (selection == "auto" and unique)
     return _Settings(buckets, model, score, N, eps1, eps2, W, N0, F, float(model.sigma2), k_batch, batch_method,
                      max_items, unique, active)
@@ -340,6 +345,7 @@ class _SingleTargetRun:
         self.trace: dict[str, list] = {k: [] for k in self.TRACE}
         self.rand_pos = 0
         self.next_fit = cfg.F
+        self.stopped = False
 
     def _batch_buckets(self, k: int) -> list[int]:
         """Buckets of a batch of ``k`` items chosen jointly by the batch search."""
@@ -390,7 +396,7 @@ class _SingleTargetRun:
         trace["alpha"].append(self.alpha)
         trace["beta"].append(self.beta)
 
-    def result(self, stopped: bool, selection: str) -> EvaluationResult:
+    def result(self, selection: str) -> EvaluationResult:
         cfg, trace = self.cfg, self.trace
         half = Z975 * math.sqrt(trace["var"][-1])
         m = trace["mean_R"][-1]
@@ -400,7 +406,7 @@ class _SingleTargetRun:
             coreset=np.asarray(self.post.items, dtype=np.int64),
             scores=np.asarray(self.post.scores, dtype=float),
             trace={k: np.asarray(v) for k, v in trace.items()},
-            stopped=stopped,
+            stopped=self.stopped,
             method="bayesame" if selection != "random" else "bayesame-rs",
             info={"regime": "unique" if cfg.unique else "non-unique", "active": cfg.active,
                   "n_buckets": cfg.buckets.n_buckets, "N": cfg.N, "sigma2": cfg.sigma2, "alpha": self.alpha,

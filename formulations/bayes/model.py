@@ -50,6 +50,8 @@ __all__ = [
     "Buckets",
     "PosteriorSummary",
     "bucketize",
+    "check_references",
+    "check_tol",
     "item_gains",
     "posterior_var_R",
     "unified_estimate",
@@ -108,6 +110,22 @@ class Buckets:
         return np.bincount(self.labels[np.asarray(items, dtype=np.int64)], minlength=self.n_buckets).astype(np.int64)
 
 
+def check_references(reference_scores: Any) -> np.ndarray:
+    """The reference scores as a finite float array of at least 1 reference model and 2 items, shape (Kr, N)
+    (the one check of every BayesAME entry point that takes them)."""
+    R = as_array(reference_scores, "reference_scores", ndim=2, shape_doc="(Kr, N)")
+    if R.shape[0] < 1 or R.shape[1] < 2:
+        raise InvalidInputError(
+            f"reference_scores: expected at least 1 reference model and 2 items, shape (Kr, N), got shape {R.shape}"
+        )
+    return R
+
+
+def check_tol(tol: Any) -> float | None:
+    """The bucketing tolerance: None or a float ``> 0``."""
+    return None if tol is None else check_float(tol, "tol", low=0.0, low_open=True)
+
+
 def bucketize(reference_scores: Any, tol: float | None = None) -> Buckets:
     """Group items by their reference score vectors.
 
@@ -124,13 +142,18 @@ def bucketize(reference_scores: Any, tol: float | None = None) -> Buckets:
     -------
     Buckets
     """
-    R = as_array(reference_scores, "reference_scores", ndim=2, shape_doc="(Kr, N)")
-    if R.shape[0] < 1 or R.shape[1] < 2:
-        raise InvalidInputError(
-            f"reference_scores: expected at least 1 reference model and 2 items, shape (Kr, N), got shape {R.shape}"
-        )
+    return _group_items(check_references(reference_scores), check_tol(tol))
+
+
+def _group_items(R: np.ndarray, tol: float | None) -> Buckets:
+    """:func:`bucketize` of arguments already checked (:func:`check_references`, :func:`check_tol`).
+
+    Parameters
+    ----------
+    R : ndarray of float, shape (Kr, N)
+    tol : float or None
+    """
     if tol is not None:
-        tol = check_float(tol, "tol", low=0.0, low_open=True)
         grid = np.round(R / tol)
         uniq, inv = np.unique(grid.T, axis=0, return_inverse=True)
         phi = uniq * tol
@@ -201,9 +224,22 @@ class BayesModel:
 
     def __init__(self, reference_scores: Any, *, sigma2: float = 1e-4, tol: float | None = None,
                  kernel: str = "se") -> None:
-        self.buckets = bucketize(reference_scores, tol)
-        self.sigma2 = check_float(sigma2, "sigma2", low=0.0, low_open=True)
-        self.kernel = check_choice(kernel, "kernel", KERNELS)
+        self._setup(bucketize(reference_scores, tol), check_float(sigma2, "sigma2", low=0.0, low_open=True),
+                    check_choice(kernel, "kernel", KERNELS))
+
+    @classmethod
+    def _from_checked(cls, buckets: Buckets, *, sigma2: float, kernel: str) -> BayesModel:
+        """The model of buckets formed by :func:`bucketize`, ``sigma2 > 0`` and ``kernel`` in :data:`KERNELS`
+        checked by the caller's own entry point (an evaluator's settings, a formulation's or an estimator's
+        options): nothing is checked again."""
+        model = cls.__new__(cls)
+        model._setup(buckets, float(sigma2), kernel)
+        return model
+
+    def _setup(self, buckets: Buckets, sigma2: float, kernel: str) -> None:
+        self.buckets = buckets
+        self.sigma2 = sigma2
+        self.kernel = kernel
         phi = self.buckets.phi
         self.prior_mean = phi.mean(axis=1)
         sq = np.einsum("ij,ij->i", phi, phi)

@@ -55,7 +55,9 @@ from .lmc import LMC_LOWER, LMCObjective, LMCParams, _adamw, _kernels, default_k
 from .model import (
     KERNELS,
     Z975,
-    bucketize,
+    _group_items,
+    check_references,
+    check_tol,
     item_gains,
     posterior_var_R,
     unified_estimate,
@@ -177,8 +179,8 @@ def _multi_settings(reference_scores: Any, targets: Any, *, L: Any, kernels: Any
                     eps1: Any, eps2: Any, W: Any, N0: Any, sigma2: Any, lr: Any, F: Any, fit_steps: Any,
                     min_fit_steps: Any, fit_max_obs: Any, weight_decay: Any, tol: Any, selection: str,
                     max_items: Any) -> _MultiSettings:
-    R = as_array(reference_scores, "reference_scores", ndim=2, shape_doc="(Kr, N)")
-    buckets = bucketize(R, tol)
+    R = check_references(reference_scores)
+    buckets = _group_items(R, check_tol(tol))
     N = buckets.n_items
     scores, arrays = _targets(targets, N)
     Kt = len(scores)

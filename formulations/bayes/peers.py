@@ -31,7 +31,7 @@ from scipy.linalg import cho_factor, cho_solve
 from ..core.errors import InvalidInputError
 from ..core.validation import as_array, check_float, check_rng
 from ..item_distances import selection_distances
-from .evaluate import EvaluationResult, _common, _done, _target, bayesame_evaluate
+from .evaluate import EvaluationResult, _bayesame_settings, _common, _done, _run_bayesame, _target
 from .model import Z975, BayesModel
 
 __all__ = [
@@ -473,12 +473,20 @@ def bayes_cvo_evaluate(reference_scores: Any, target: Any, *, eps1: float = 0.00
         if bad in bayesame_options:
             raise InvalidInputError(f"{bad}: not an option of bayes_cvo_evaluate (items are drawn at random, "
                                     f"one at a time)")
-    run = bayesame_evaluate(reference_scores, target, eps1=eps1, eps2=eps2, W=W, max_items=max_items, stop=False,
-                            selection="random", seed=seed, **bayesame_options)
+    posterior: dict[str, Any] = {"N0": 10, "sigma2": None, "F": 50, "tol": None, "kernel": "se"}
+    unknown = sorted(set(bayesame_options) - set(posterior) - {"alpha0", "beta0"})
+    if unknown:
+        raise InvalidInputError(f"{unknown[0]}: not an option of bayes_cvo_evaluate; the posterior's options: "
+                                f"{', '.join([*posterior, 'alpha0', 'beta0'])}")
+    posterior.update((k, v) for k, v in bayesame_options.items() if k in posterior)
+    a0, b0 = bayesame_options.get("alpha0", 1.0), bayesame_options.get("beta0", 1.0)
+    cfg = _bayesame_settings(reference_scores, target, eps1=eps1, eps2=eps2, W=W, max_items=max_items,
+                             selection="random", batch_size=1, batch_method="smc", **posterior)
+    bayes = _run_bayesame(cfg, a0, b0, check_rng(seed), {}, stop=False, verbose=False)
+    run = bayes.result("random")
     info = dict(run.info)
-    model = BayesModel(reference_scores, sigma2=info["sigma2"], tol=bayesame_options.get("tol"),
-                       kernel=bayesame_options.get("kernel", "se"))
-    a0, b0 = float(bayesame_options.get("alpha0", 1.0)), float(bayesame_options.get("beta0", 1.0))
+    model = cfg.model
+    a0, b0 = bayes.alpha0, bayes.beta0
     alphas = np.concatenate([[a0], run.trace["alpha"][:-1]])
     betas = np.concatenate([[b0], run.trace["beta"][:-1]])
     st = _LooState(model)

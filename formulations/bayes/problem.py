@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,12 +19,12 @@ from ..core.validation import (
     as_array,
     as_index_array,
     check_allocation,
+    check_choice,
     check_float,
     check_int,
     check_magnitude,
-    check_selection,
 )
-from .model import BayesModel, Buckets
+from .model import KERNELS, BayesModel, Buckets, _group_items, check_references, check_tol
 from .posterior import BatchData
 
 #: Smallest ``sigma2 / alpha`` :class:`BatchInformationGain` accepts. Below it the noise is numerically zero
@@ -32,30 +33,41 @@ from .posterior import BatchData
 MIN_NOISE_RATIO = 1e-8
 
 
-def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, alpha: Any, sigma2: Any,
-              tol: Any) -> np.ndarray:
-    """Checks of :class:`BatchInformationGain`'s arguments that its parts do not make (pure).
+@dataclass(frozen=True)
+class _BatchArgs:
+    """:class:`BatchInformationGain`'s arguments, checked (by :func:`_batch_iv`)."""
+
+    R: np.ndarray
+    tol: float | None
+    alpha: float
+    beta: float
+    sigma2: float
+    kernel: str
+    coreset: np.ndarray
+    observed: np.ndarray | None
+    k: int
+    N0: int
+
+
+def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, k: Any, alpha: Any, beta: Any, sigma2: Any,
+              tol: Any, kernel: Any, N0: Any) -> _BatchArgs:
+    """Every check of :class:`BatchInformationGain`'s arguments, once (pure); its parts trust the result.
 
     ``sigma2 >= MIN_NOISE_RATIO * alpha``. Magnitudes: squared distances of reference vectors, ``R / tol``, the
     prior variance and noise summed over ``N^2`` pairs and the observed scores
     summed over ``N`` items stay below :data:`MAX_MAGNITUDE`; the ``(B, B)``
     covariance matrices fit in memory; ``coreset`` as item indices or a boolean
-    mask of length ``N``. Returns the coreset as item indices, in the order
-    given, shape (n,).
+    mask of length ``N``, fewer than ``N``; ``observed`` one score per coreset item or per item;
+    ``1 <= k <= N - |coreset|``.
     """
-    R = as_array(reference_scores, "reference_scores", ndim=2, shape_doc="(Kr, N)")
+    R = check_references(reference_scores)
     Kr, N = R.shape
-    if Kr < 1 or N < 2:
-        raise InvalidInputError(
-            f"reference_scores: expected at least 1 reference model and 2 items, shape (Kr, N), got shape {R.shape}"
-        )
     big = check_magnitude(R, "reference_scores", scale=2.0 * math.sqrt(Kr), limit=math.sqrt(MAX_MAGNITUDE),
                           what=f"squared distances between reference score vectors of length Kr = {Kr}")
-    if tol is not None:
-        t = check_float(tol, "tol", low=0.0, low_open=True)
-        if big / t > MAX_MAGNITUDE:
-            raise InvalidInputError(f"tol: expected a tolerance with max|reference_scores| / tol below "
-                                    f"{MAX_MAGNITUDE:.3g}, got tol = {t:g} for scores up to {big:.3g}")
+    t = check_tol(tol)
+    if t is not None and big / t > MAX_MAGNITUDE:
+        raise InvalidInputError(f"tol: expected a tolerance with max|reference_scores| / tol below "
+                                f"{MAX_MAGNITUDE:.3g}, got tol = {t:g} for scores up to {big:.3g}")
     checked = {}
     for name, v, scale, what in (("alpha", alpha, float(N) ** 2, f"covariances summed over N^2 = {N}^2 item pairs"),
                                  ("sigma2", sigma2, float(N) ** 3, f"noise N_b sigma2 summed over N^2 = {N}^2 pairs")):
@@ -67,15 +79,33 @@ def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, alpha: Any, si
             f"sigma2: expected sigma2 >= {MIN_NOISE_RATIO:g} * alpha = {MIN_NOISE_RATIO * checked['alpha']:.3g} (a "
             f"smaller noise is numerically zero next to the prior variance: the exact models' coefficients, ratios "
             f"alpha / (sigma2 N_b), then exceed what a solver resolves), got {checked['sigma2']:.3g}")
-    if observed is not None:
-        check_magnitude(as_array(observed, "observed", ndim=1), "observed", scale=N, what=f"a sum of N = {N} scores")
+    obs = None if observed is None else as_array(observed, "observed", ndim=1)
+    if obs is not None:
+        check_magnitude(obs, "observed", scale=N, what=f"a sum of N = {N} scores")
     nbytes = 6 * 8.0 * N * N
     if nbytes > 2**30:  # count the buckets only when the bound matters
         nbytes = 6 * 8.0 * np.unique(R.T, axis=0).shape[0] ** 2
         check_allocation(nbytes, "reference_scores", f"the (B, B) covariance matrices of the B buckets of {N} items")
-    if coreset is None:
-        return np.zeros(0, dtype=np.int64)
-    return as_index_array(coreset, N, "coreset")
+    order = np.zeros(0, dtype=np.int64) if coreset is None else as_index_array(coreset, N, "coreset")
+    b = check_float(beta, "beta", low=0.0, low_open=True)
+    kern = check_choice(kernel, "kernel", KERNELS)
+    C = np.unique(order)
+    if C.size >= N:
+        raise InvalidInputError(
+            f"coreset: expected fewer than N = {N} items (some must remain unevaluated), got {C.size}"
+        )
+    if obs is not None:
+        if obs.size == N and C.size != N:
+            obs = obs[C]
+        elif obs.size == C.size:
+            obs = obs[np.argsort(order, kind="stable")] if C.size else obs
+        else:
+            raise InvalidInputError(f"observed: target scores must match the coreset ({C.size} items) or the "
+                                    f"reference item count N = {N}; got {obs.size} scores")
+    nU = N - C.size
+    k = check_int(k, "k", low=1, high=nU, low_doc="1",
+                  high_doc=f"the number of unevaluated items |U| = N - |coreset| = {nU}")
+    return _BatchArgs(R, t, checked["alpha"], b, checked["sigma2"], kern, C, obs, k, check_int(N0, "N0", low=0))
 
 
 class _BatchOACuts:
@@ -196,42 +226,15 @@ class BatchInformationGain(Formulation):
     def __init__(self, reference_scores: Any, *, coreset: Any = None, observed: Any = None, k: int,
                  alpha: float = 1.0, beta: float = 1.0, sigma2: float = 1e-4, tol: float | None = None,
                  kernel: str = "se", N0: int = 10) -> None:
-        coreset = _batch_iv(reference_scores, coreset, observed, alpha, sigma2, tol)
-        self.alpha = check_float(alpha, "alpha", low=0.0, low_open=True)
-        self.beta = check_float(beta, "beta", low=0.0, low_open=True)
-        self.model = BayesModel(reference_scores, sigma2=sigma2, tol=tol, kernel=kernel)
-        self._R = np.ascontiguousarray(as_array(reference_scores, "reference_scores", ndim=2))
+        a = _batch_iv(reference_scores, coreset, observed, k, alpha, beta, sigma2, tol, kernel, N0)
+        self.alpha, self.beta, self.k, self.N0 = a.alpha, a.beta, a.k, a.N0
+        self.model = BayesModel._from_checked(_group_items(a.R, a.tol), sigma2=a.sigma2, kernel=a.kernel)
+        self._R = np.ascontiguousarray(a.R)
         self._R.setflags(write=False)
         N = self.model.N
-        raw = np.zeros(0, dtype=np.int64) if coreset is None else np.asarray(coreset)
-        if raw.size and raw.ndim != 1:
-            raise InvalidInputError(f"coreset: expected a 1-D array of item indices, got shape {raw.shape}")
-        order_in = raw.astype(np.int64) if raw.size else np.zeros(0, dtype=np.int64)
-        C = check_selection(raw, N, "coreset")
-        if C.size >= N:
-            raise InvalidInputError(
-                f"coreset: expected fewer than N = {N} items (some must remain unevaluated), got {C.size}"
-            )
-        self._C = C
+        C = self._C = a.coreset
         self._C.setflags(write=False)
-        if observed is None:
-            obs = None
-        else:
-            o = as_array(observed, "observed", ndim=1, shape_doc=f"(n,) = ({C.size},) or (N,) = ({N},)")
-            if o.size == N and C.size != N:
-                obs = o[C]
-            elif o.size == C.size:
-                obs = o[np.argsort(order_in, kind="stable")] if C.size else o
-            else:
-                raise InvalidInputError(
-                    f"observed: target scores must match the coreset ({C.size} items) or the reference item count "
-                    f"N = {N}; got {o.size} scores"
-                )
-        self._obs = obs
-        nU = N - C.size
-        self.k = check_int(k, "k", low=1, high=nU, low_doc="1",
-                           high_doc=f"the number of unevaluated items |U| = N - |coreset| = {nU}")
-        self.N0 = check_int(N0, "N0", low=0)
+        obs = self._obs = a.observed
         post = self.model.posterior(C, obs, alpha=self.alpha, beta=self.beta)
         self.posterior = post
         sizes = self.model.buckets.sizes

@@ -58,7 +58,8 @@ class Auto(Estimator):
         st = params["stacked"]
         if st is not None and not isinstance(st, dict):
             raise InvalidInputError(f"stacked: expected a mapping of the stacked estimator's options, got {st!r}")
-        self._members(params)  # checked now
+        #: the unfitted members, their options checked now, once (every fit copies them)
+        self._prototypes = self._members(params)
         return params
 
     @staticmethod
@@ -71,15 +72,20 @@ class Auto(Estimator):
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None
-        stacked, self.model_assisted_ = self._members(self.params)
-        self.model_assisted_.fit(Y, sel)
+        stacked = self._prototypes[0]._unfitted()
+        self.model_assisted_ = self._prototypes[1]._unfitted()
+        self.model_assisted_._fit_checked(Y, sel, self.n_items_)  # Y and sel checked by fit
         full = Y.mean(axis=1)
         m = self.params["range_margin"]
         self.stacked_: Estimator | None = None
         self.range_ = (math.inf, -math.inf)  # empty: every target outside
         if Y.shape[0] >= stacked.min_sources:
-            self.stacked_ = stacked.fit(Y, sel)
+            self.stacked_ = stacked._fit_checked(Y, sel, self.n_items_)
             self.range_ = (float(full.min()) - m, float(full.max()) + m)
+
+    def _check_targets(self, Yt: np.ndarray) -> None:
+        if self.stacked_ is not None:
+            self.stacked_._check_targets(Yt)
 
     def route(self, Y_target: Any) -> np.ndarray:
         """Which estimate each target gets: ``"stacked"`` or ``"model-assisted"``; shape (T,)."""

@@ -43,7 +43,8 @@ import importlib
 import math
 import os
 import pkgutil
-from typing import Any, ClassVar
+import time
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -186,14 +187,18 @@ def conformal_quantile(residuals: np.ndarray, alpha: float) -> float:
     return float(r[j - 1]) if 1 <= j <= n else math.inf
 
 
+_E = TypeVar("_E", bound="Estimator")
+
+
 # ------------------------------------------------------------------ base class
 class Estimator:
     """Base class: ``fit(Y_source, selection) -> self``, ``predict(Y_target_on_selection) -> ndarray``.
 
     Subclasses set :attr:`name`, :attr:`options` (declared with
     :class:`~benchsel.formulations.core.options.Option`) and implement ``_fit`` and
-    ``_predict``. Parameters are checked on construction; every declared
-    option is an attribute of ``self.params``.
+    ``_predict``, which receive checked arrays. Parameters are checked once, where they are given
+    (construction, :meth:`set_params`; a subclass adds its own checks in ``_check_params`` and checks of
+    target scores in ``_check_targets``); every declared option is a key of ``self.params``.
 
     Attributes (after :meth:`fit`)
     ------------------------------
@@ -223,6 +228,8 @@ class Estimator:
         self._raw: dict[str, Any] = {o.name: params.get(o.name, o.default) for o in self.options}
         self.params: dict[str, Any] = self._checked_params(self._raw)
         self._fitted = False
+        #: the attributes of an unfitted estimator (its checked parameters and what their checks derived)
+        self._config = frozenset(self.__dict__) | {"_config"}
 
     def _check_names(self, params: Any) -> None:
         unknown = sorted(k for k in params if k not in {o.name for o in self.options})
@@ -233,7 +240,9 @@ class Estimator:
             )
 
     def _checked_params(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """The declared options checked (:func:`check_options`), then :meth:`_check_params`' own checks."""
+        """The declared options checked (:func:`check_options`), then :meth:`_check_params`' own checks: the
+        one check of the parameters, when they are given (construction, :meth:`set_params`); :meth:`fit` and
+        the inner fits of composite estimators trust them."""
         checked, _ = check_options(dict(raw), self.options, self.name)
         return self._check_params(checked)
 
@@ -257,7 +266,7 @@ class Estimator:
         return dict(self._raw)
 
     def set_params(self, **params: Any) -> Estimator:
-        """Change options (checked now and again in :meth:`fit`); the estimator becomes unfitted.
+        """Change options (checked now); the estimator becomes unfitted.
 
         Returns
         -------
@@ -294,11 +303,12 @@ class Estimator:
         -------
         self
         """
-        import time
+        Y, sel, N = self._check_fit(Y_source, selection, n_items)
+        return self._fit_checked(Y, sel, N)
 
-        t0 = time.perf_counter()
-        self.params = self._checked_params(self._raw)  # parameters checked in fit too (set after construction)
-        axes = ("source model", "item", "metric")
+    def _check_fit(self, Y_source: Any, selection: Any, n_items: int | None
+                   ) -> tuple[np.ndarray | None, np.ndarray, int]:
+        """The one check of :meth:`fit`'s arguments (pure): ``(Y, selection, N)``."""
         if Y_source is None:
             if self.needs_sources:
                 raise InvalidInputError(f"Y_source: estimator {self.name!r} learns from source models; expected an "
@@ -307,16 +317,11 @@ class Estimator:
                 raise InvalidInputError("n_items: expected the number of items N when Y_source is None, got None")
             Y = None
             N = int(n_items)
-            self.n_sources_ = 0
-            self.n_metrics_ = None
-            self.score_range_ = (-math.inf, math.inf)
         else:
             nd = (2, 3) if self.multi_metric else (2,)
             doc = "(source models, items) or (source models, items, metrics)" if self.multi_metric \
                 else "(source models, items)"
-            Y = check_scores(Y_source, "Y_source", ndim=nd, axes=axes, shape_doc=doc)
-            if Y.ndim == 3 and not self.multi_metric:  # pragma: no cover - caught by ndim
-                raise InvalidInputError(f"Y_source: estimator {self.name!r} takes one metric")
+            Y = check_scores(Y_source, "Y_source", ndim=nd, axes=("source model", "item", "metric"), shape_doc=doc)
             S, N = Y.shape[:2]
             if S < self.min_sources:
                 raise InvalidInputError(
@@ -325,15 +330,32 @@ class Estimator:
                 )
             if n_items is not None and n_items != N:
                 raise InvalidInputError(f"n_items: Y_source has {N} items (columns), n_items says {n_items}")
-            self.n_sources_ = int(S)
+        if N < 2:
+            raise InvalidInputError(f"Y_source: expected at least 2 items (columns), got {N}")
+        return Y, check_item_indices(selection, N), N
+
+    def _fit_checked(self: _E, Y: np.ndarray | None, sel: np.ndarray, N: int) -> _E:
+        """:meth:`fit` on arguments :meth:`_check_fit` accepted, or parts of them (a composite estimator's
+        folds of the sources): nothing is checked again.
+
+        Parameters
+        ----------
+        Y : ndarray, shape (S, N) (or (S, N, K)), or None
+        sel : ndarray of int64, shape (k,)
+        N : int
+        """
+        t0 = time.perf_counter()
+        if Y is None:
+            self.n_sources_ = 0
+            self.n_metrics_ = None
+            self.score_range_ = (-math.inf, math.inf)
+        else:
+            self.n_sources_ = int(Y.shape[0])
             self.n_metrics_ = int(Y.shape[2]) if Y.ndim == 3 else None
             self.score_range_ = (float(Y.min()), float(Y.max()))
             self.binary_sources_ = bool(np.isin(Y, (0.0, 1.0)).all())
         self._Y_fit = Y
         self._conf_res: np.ndarray | None = None
-        if N < 2:
-            raise InvalidInputError(f"Y_source: expected at least 2 items (columns), got {N}")
-        sel = check_item_indices(selection, N)
         self.selection_ = sel
         self.n_items_ = int(N)
         with single_thread():
@@ -341,6 +363,14 @@ class Estimator:
         self._fitted = True
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _unfitted(self: _E) -> _E:
+        """A new, unfitted estimator with these parameters, as they were checked when given (a composite
+        estimator's members and refits: nothing is checked again)."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update((k, v) for k, v in self.__dict__.items() if k in self._config)
+        new._fitted = False
+        return new
 
     def predict(self, Y_target: Any) -> np.ndarray:
         """Estimated full-benchmark mean score of each target.
@@ -424,8 +454,8 @@ class Estimator:
                 tr, va = fold != f, fold == f
                 if tr.sum() < self.min_sources:
                     continue
-                est = type(self)(**self._raw).fit(Y[tr], sel)
-                res[va] = np.asarray(est.predict(Y[va][:, sel]), dtype=float) - truth[va]
+                est = self._unfitted()._fit_checked(Y[tr], sel, self.n_items_)
+                res[va] = np.asarray(est._predict(Y[va][:, sel]), dtype=float) - truth[va]
             ok = np.isfinite(res) if res.ndim == 1 else np.isfinite(res).all(axis=1)
             cached = np.abs(res[ok])
             self._conf_res = cached
@@ -468,7 +498,12 @@ class Estimator:
             raise InvalidInputError(f"Y_target: expected shape {doc} (len(selection) = {k}), got shape "
                                     f"{Yt.shape}{hint}")
         self._check_range(Yt)
+        self._check_targets(Yt)
         return Yt
+
+    def _check_targets(self, Yt: np.ndarray) -> None:
+        """What an estimator asks of target scores beyond :meth:`_targets`' checks (subclasses override;
+        composites ask what their members ask). ``Yt`` has shape (T, k) (or (T, k, K))."""
 
     def _check_range(self, Yt: np.ndarray) -> None:
         """Target scores on the scale the sources were on: within [0, 1] for 0/1 sources; for continuous

@@ -15,7 +15,7 @@ from scipy.stats import norm
 
 from benchsel.formulations.core.options import Option
 
-from ..bayes.model import KERNELS, BayesModel, bucketize
+from ..bayes.model import KERNELS, BayesModel, _group_items
 from .base import Estimator, register_estimator
 
 #: Further starts of the marginal-likelihood fit: the likelihood has flat regions and several optima, and a
@@ -58,10 +58,11 @@ class BayesAMEEstimate(Estimator):
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None
         p = self.params
-        buckets = bucketize(Y, p["tol"])
+        buckets = _group_items(Y, p["tol"])
         self.unique_ = bool(buckets.unique_regime(p["N0"]))
         sigma2 = p["sigma2"] if p["sigma2"] is not None else (1e-4 if self.unique_ else 1e-1)
-        self.model_ = BayesModel(Y, sigma2=sigma2, tol=p["tol"], kernel=p["kernel"])
+        # Y checked by fit; tol, sigma2 and kernel are options, checked when they were given
+        self.model_ = BayesModel._from_checked(buckets, sigma2=sigma2, kernel=p["kernel"])
         self.sigma2_ = float(sigma2)
 
     def _posterior(self, y: np.ndarray) -> tuple[float, float, float]:

@@ -190,13 +190,17 @@ def fit_irt(Y: Any, dim: int = 1, *, prior_sd_theta: float = 1.0, prior_sd_item:
     """
     Yv = check_scores(Y, "Y", ndim=(2,), axes=("model", "item"), shape_doc="(models, items)")
     _check_unit(Yv, "Y")
-    S, N = Yv.shape
-    if S < 2:
+    if Yv.shape[0] < 2:
         raise InvalidInputError(f"Y: expected at least 2 models (rows; columns are items), got shape {Yv.shape}")
-    d = check_int(dim, "dim", low=1)
-    st = check_float(prior_sd_theta, "prior_sd_theta", low=0.0, low_open=True)
-    si = check_float(prior_sd_item, "prior_sd_item", low=0.0, low_open=True)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    return _fit_irt(Yv, check_int(dim, "dim", low=1),
+                    check_float(prior_sd_theta, "prior_sd_theta", low=0.0, low_open=True),
+                    check_float(prior_sd_item, "prior_sd_item", low=0.0, low_open=True),
+                    check_int(max_iter, "max_iter", low=1), seed, cache)
+
+
+def _fit_irt(Yv: np.ndarray, d: int, st: float, si: float, max_iter: int, seed: int, cache: bool = True) -> IRTModel:
+    """:func:`fit_irt` on arguments it checked (or an estimator's checked options and sources)."""
+    S, N = Yv.shape
     # the seed only moves the start of dimensions 2..d: a 1-D fit does not depend on it
     key = (hashlib.sha1(np.ascontiguousarray(Yv).tobytes()).hexdigest(), Yv.shape, d, st, si, max_iter,
            int(seed) if d > 1 else 0)
@@ -280,10 +284,10 @@ class IRTEstimator(Estimator):
         assert Y is not None
         _check_unit(Y, "Y_source")
         p = self.params
-        kw = {"prior_sd_theta": p["prior_sd_theta"], "prior_sd_item": p["prior_sd_item"],
-              "max_iter": p["max_iter"], "seed": p["seed"]}
+        # the options were checked when given, the sources by fit
+        kw = {"st": p["prior_sd_theta"], "si": p["prior_sd_item"], "max_iter": p["max_iter"], "seed": p["seed"]}
         t0 = time.perf_counter()
-        self.model_ = fit_irt(Y, p["dim"], **kw)
+        self.model_ = _fit_irt(Y, p["dim"], **kw)
         N = Y.shape[1]
         mask = np.ones(N, bool)
         mask[sel] = False
@@ -303,7 +307,7 @@ class IRTEstimator(Estimator):
         rng = np.random.default_rng(self.params["seed"])
         perm = rng.permutation(S)
         val, tr = perm[:n_val], perm[n_val:]
-        m = fit_irt(Y[tr], self.params["dim"], **kw)
+        m = _fit_irt(Y[tr], self.params["dim"], **kw)
         Yv = Y[val]
         _, pirt = _p_irt(m, Yv[:, sel], sel, self._unseen, self.params["ability_prior_sd"])
         cw = Yv[:, sel] @ cluster_shares(selection_distances(_item_features(Y[tr]), sel), sel)
@@ -314,8 +318,12 @@ class IRTEstimator(Estimator):
 
     def predict_variants(self, Y_target: Any) -> dict[str, np.ndarray]:
         """Every variant's estimate from one ability fit: ``{"irt", "p-irt"[, "gp-irt"]}``, each shape (T,)."""
-        Yt = self._targets(Y_target)
+        return self._variants(self._targets(Y_target))
+
+    def _check_targets(self, Yt: np.ndarray) -> None:
         _check_unit(Yt, "Y_target")
+
+    def _variants(self, Yt: np.ndarray) -> dict[str, np.ndarray]:
         pure, pirt = _p_irt(self.model_, Yt, self.selection_, self._unseen, self.params["ability_prior_sd"])
         out = {"irt": pure, "p-irt": pirt}
         if self.lambda_ is not None:
@@ -323,4 +331,4 @@ class IRTEstimator(Estimator):
         return out
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
-        return self.predict_variants(Yt)[self.params["variant"]]
+        return self._variants(Yt)[self.params["variant"]]

@@ -243,10 +243,13 @@ class Stacked(Estimator):
 
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
         params["members"] = _member_specs(params["members"])
+        prototypes = []
         for n, p in params["members"]:
             if n == self.name:
                 raise InvalidInputError("members: a stacked estimator cannot contain 'stacked'")
-            get_estimator(n, **p)  # names and options checked now
+            prototypes.append(get_estimator(n, **p))  # names and options checked now, once
+        #: unfitted members, their options checked: every fold's fit and the final fit copy them
+        self._prototypes = tuple(prototypes)
         return params
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
@@ -263,18 +266,23 @@ class Stacked(Estimator):
             fold = np.empty(S, dtype=np.int64)
             fold[np.argsort(truth, kind="stable")] = np.arange(S) * folds // S
             plan = [(fold < f, fold == f) for f in range(1, folds)]
+        N = self.n_items_
         P = np.full((S, len(specs)), np.nan)
-        for tr, va in plan:
-            for j, (n, p) in enumerate(specs):
-                P[va, j] = get_estimator(n, **p).fit(Y[tr], sel).predict(Y[va][:, sel])
+        for tr, va in plan:  # the members fit on parts of the checked sources: nothing is checked again
+            for j, proto in enumerate(self._prototypes):
+                P[va, j] = proto._unfitted()._fit_checked(Y[tr], sel, N)._predict(Y[va][:, sel])
         done = ~np.isnan(P[:, 0])
         self.weights_ = simplex_weights(P[done], truth[done])
         self.oof_mae_ = np.abs(P[done] - truth[done, None]).mean(axis=0)
         self.oof_residuals_ = P[done] @ self.weights_ - truth[done]
-        self.members_ = [get_estimator(n, **p).fit(Y, sel) for n, p in specs]
+        self.members_ = [proto._unfitted()._fit_checked(Y, sel, N) for proto in self._prototypes]
+
+    def _check_targets(self, Yt: np.ndarray) -> None:
+        for m in self.members_:
+            m._check_targets(Yt)
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
-        return np.column_stack([m.predict(Yt) for m in self.members_]) @ self.weights_
+        return np.column_stack([np.asarray(m._predict(Yt), dtype=float) for m in self.members_]) @ self.weights_
 
     def _conformal_residuals(self) -> np.ndarray:
         """The combination's errors on the held-out sources of its own cross-fitting (no refit); shape (S',)."""

@@ -54,12 +54,31 @@ def test_set_params_checks_and_unfits():
     assert est.get_params()["alphas"] != [-1.0]  # a refused change leaves the parameters as they were
 
 
-def test_parameters_are_checked_again_in_fit():
+def test_parameters_are_checked_once_where_they_are_given(monkeypatch):
+    """Construction and set_params check the parameters; fit, the folds and members of a composite estimator
+    and the conformal refits trust them."""
+    import benchsel.formulations.estimation.base as base
+
+    checked: list[str] = []
+    real = base.check_options
+
+    def counting(raw, options, name):
+        checked.append(name)
+        return real(raw, options, name)
+
+    monkeypatch.setattr(base, "check_options", counting)
     Y = irt_responses(20, 40, seed=0)
-    est = get_estimator("model-assisted")
-    est._raw["top_share"] = 0.0  # as a careless subclass or a direct assignment would leave it
+    est = get_estimator("auto")
+    at_construction = sorted(checked)
+    assert at_construction == sorted(["auto", "stacked", "ridge", "cluster-weighted", "model-assisted",
+                                      "model-assisted"])
+    est.fit(Y, [1, 2, 3, 7, 11]).predict_interval(Y[:4, [1, 2, 3, 7, 11]])
+    get_estimator("stacked").fit(Y, [1, 2, 3]).predict_interval(Y[:4, [1, 2, 3]])
+    assert sorted(checked) == sorted(at_construction + ["stacked", "ridge", "irt", "cluster-weighted"])
+    est.set_params(top_share=0.5)
+    assert checked.count("auto") == 2
     with pytest.raises(InvalidInputError, match="top_share"):
-        est.fit(Y, [1, 2, 3])
+        est.set_params(top_share=0.0)
 
 
 # ------------------------------------------------------------ intervals
