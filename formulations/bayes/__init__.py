@@ -22,8 +22,9 @@ lazily, so ``import benchsel.formulations.bayes`` stays light.
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     "HYPER_LOWER": "model",
@@ -101,11 +102,4 @@ if TYPE_CHECKING:
     from .problem import BatchInformationGain
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

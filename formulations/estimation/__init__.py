@@ -9,8 +9,9 @@ statistical model, live in :mod:`benchsel.formulations.bayes`. Names are importe
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     "Z975": "base",
@@ -124,12 +125,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        where = _LAZY[name]
-        return getattr(importlib.import_module(where if "." in where else f"{__name__}.{where}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

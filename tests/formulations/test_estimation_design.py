@@ -74,7 +74,7 @@ def test_parameters_are_checked_once_where_they_are_given(monkeypatch):
                                       "model-assisted"])
     est.fit(Y, [1, 2, 3, 7, 11]).predict_interval(Y[:4, [1, 2, 3, 7, 11]])
     get_estimator("stacked").fit(Y, [1, 2, 3]).predict_interval(Y[:4, [1, 2, 3]])
-    assert sorted(checked) == sorted(at_construction + ["stacked", "ridge", "irt", "cluster-weighted"])
+    assert sorted(checked) == sorted([*at_construction, "stacked", "ridge", "irt", "cluster-weighted"])
     est.set_params(top_share=0.5)
     assert checked.count("auto") == 2
     with pytest.raises(InvalidInputError, match="top_share"):
