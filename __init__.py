@@ -44,8 +44,8 @@ _LAZY: dict[str, str] = {
     # formulations
     "Formulation": "benchsel.formulations.base",
     "KMedoids": "benchsel.formulations.kmedoids",
-    "PositionalRepresentation": "benchsel.formulations.positional",
-    "PositionalProportionality": "benchsel.formulations.positional",
+    "PositionalRepresentation": "benchsel.formulations.representation",
+    "PositionalProportionality": "benchsel.formulations.proportionality",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
     # sequential evaluation (BayesAME)
@@ -109,7 +109,8 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.estimation.irt import fit_irt
     from benchsel.formulations.holocosm import RankingRiskReconstruction
     from benchsel.formulations.kmedoids import KMedoids
-    from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+    from benchsel.formulations.proportionality import PositionalProportionality
+    from benchsel.formulations.representation import PositionalRepresentation
     from benchsel.formulations.repcore import RepCoreAligner, align_hidden_states
     from benchsel.instances.files import load_instance, save_instance
     from benchsel.instances.hidden import load_hidden_states, make_hidden_states

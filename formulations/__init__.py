@@ -14,8 +14,8 @@ from .core.registry import formulation_classes as registered_formulations
 _LAZY = {
     "KMedoids": "benchsel.formulations.kmedoids",
     "dissimilarity": "benchsel.formulations.kmedoids",
-    "PositionalRepresentation": "benchsel.formulations.positional",
-    "PositionalProportionality": "benchsel.formulations.positional",
+    "PositionalRepresentation": "benchsel.formulations.representation",
+    "PositionalProportionality": "benchsel.formulations.proportionality",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
     # estimators (not formulations: formulation_classes() skips them)

@@ -15,7 +15,7 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
 from benchsel.formulations.core.validation import check_choice, check_int
 
-from ._positional import _check_partition, _cut_structure, _eps_fraction, _PositionalBase, _unique_rows
+from .positional import _check_partition, _cut_structure, _eps_fraction, _PositionalBase, _unique_rows
 from .base import Check
 from .rankings import _rankings_as_scores, count_table, rank_table
 

@@ -40,7 +40,8 @@ from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import Termination
 from benchsel.formulations.core.validation import check_rng
-from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+from benchsel.formulations.proportionality import PositionalProportionality
+from benchsel.formulations.representation import PositionalRepresentation
 
 from ._common import Clock, output, progress
 

@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+from benchsel.formulations.proportionality import PositionalProportionality
+from benchsel.formulations.representation import PositionalRepresentation
 from benchsel.instances.scores import load_score_table
 from benchsel.solvers import solve
 

@@ -38,7 +38,8 @@ from benchsel.formulations.base import Formulation
 from benchsel.formulations.bayes import BatchInformationGain
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 from benchsel.formulations.kmedoids import KMedoids
-from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+from benchsel.formulations.proportionality import PositionalProportionality
+from benchsel.formulations.representation import PositionalRepresentation
 from benchsel.solvers.api import solve
 from benchsel.solvers.conformance import brute_force
 from benchsel.solvers.registry import available_methods

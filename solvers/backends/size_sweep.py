@@ -57,7 +57,8 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.result import MethodOutput, Termination
 from benchsel.formulations.core.validation import check_time_limit
-from benchsel.formulations.positional import PositionalProportionality, PositionalRepresentation
+from benchsel.formulations.proportionality import PositionalProportionality
+from benchsel.formulations.representation import PositionalRepresentation
 from benchsel.solvers.api import solve
 from benchsel.solvers.backends.cpsat import cp_model_module
 from benchsel.solvers.registry import get_method, register_method

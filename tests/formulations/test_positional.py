@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from benchsel.formulations import PositionalProportionality as PP
 from benchsel.formulations import PositionalRepresentation as PR
-from benchsel.formulations.positional import count_table, rank_table, scoring_vector
+from benchsel.formulations.rankings import count_table, rank_table, scoring_vector
 from benchsel.solvers import InvalidInputError, solve
 from benchsel.solvers.conformance import brute_force
 
