@@ -110,8 +110,8 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.formulations.holocosm import RankingRiskReconstruction
     from benchsel.formulations.kmedoids import KMedoids
     from benchsel.formulations.proportionality import PositionalProportionality
-    from benchsel.formulations.representation import PositionalRepresentation
     from benchsel.formulations.repcore import RepCoreAligner, align_hidden_states
+    from benchsel.formulations.representation import PositionalRepresentation
     from benchsel.instances.files import load_instance, save_instance
     from benchsel.instances.hidden import load_hidden_states, make_hidden_states
     from benchsel.instances.orlib import load_pmed

@@ -15,8 +15,8 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
 from benchsel.formulations.core.validation import check_choice, check_int
 
-from .positional import _check_partition, _cut_structure, _eps_fraction, _PositionalBase, _unique_rows
 from .base import Check
+from .positional import _check_partition, _cut_structure, _eps_fraction, _PositionalBase, _unique_rows
 from .rankings import _rankings_as_scores, count_table, rank_table
 
 __all__ = ["PositionalProportionality"]

@@ -16,8 +16,8 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
 from benchsel.formulations.core.validation import check_choice, check_int
 
-from .positional import _cut_structure, _dominated, _harmonic, _PositionalBase, _resolve_groups, _unique_rows
 from .base import Check
+from .positional import _cut_structure, _dominated, _harmonic, _PositionalBase, _resolve_groups, _unique_rows
 from .rankings import _rankings_as_scores, count_table, import_pandas, rank_table
 
 __all__ = ["PositionalRepresentation"]
