@@ -23,10 +23,10 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     # solving
     "solve": "benchsel.solvers.api",
-    "available_methods": "benchsel.solvers.registry",
-    "list_methods": "benchsel.solvers.registry",
-    "get_method": "benchsel.solvers.registry",
-    "register_method": "benchsel.solvers.registry",
+    "available_methods": "benchsel.solvers.methods",
+    "list_methods": "benchsel.solvers.methods",
+    "get_method": "benchsel.solvers.methods",
+    "register_method": "benchsel.solvers.methods",
     "Result": "benchsel.formulations.core.result",
     "MethodOutput": "benchsel.formulations.core.result",
     "Termination": "benchsel.formulations.core.result",
@@ -127,7 +127,7 @@ if TYPE_CHECKING:  # static analysers see the real names
         select_items,
         selection_names,
     )
-    from benchsel.solvers.registry import available_methods, get_method, list_methods, register_method
+    from benchsel.solvers.methods import available_methods, get_method, list_methods, register_method
 
 
 def __getattr__(name: str) -> Any:

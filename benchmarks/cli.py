@@ -39,7 +39,7 @@ from benchsel.formulations.core.validation import check_time_limit
 from benchsel.instances.files import MpsInstance, load_instance, save_instance
 from benchsel.solvers.api import solve
 from benchsel.solvers.backends.mps import solve_mps
-from benchsel.solvers.registry import list_methods
+from benchsel.solvers.methods import list_methods
 
 from . import harness, report
 from ._data import default_data_dir

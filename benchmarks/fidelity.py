@@ -51,7 +51,7 @@ from benchsel.formulations.core.errors import BenchselError, InvalidInputError
 from benchsel.formulations.estimation import get_estimator
 from benchsel.instances.responses import load_responses
 from benchsel.solvers.compression import get_selection, select_items, selection_names
-from benchsel.solvers.registry import get_method
+from benchsel.solvers.methods import get_method
 
 from ._blas import init_worker
 from ._data import default_data_dir

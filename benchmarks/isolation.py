@@ -18,7 +18,7 @@ from typing import Any
 
 from benchsel.instances.files import formulation_class
 from benchsel.solvers.api import solve
-from benchsel.solvers.registry import builtin_method_modules
+from benchsel.solvers.methods import builtin_method_modules
 
 from .store import _scalar
 from .tasks import Task, import_plugin

@@ -43,6 +43,7 @@ import numpy as np
 from benchsel import formulations
 from benchsel.formulations.bayes import BatchInformationGain
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.registry import Registry
 from benchsel.formulations.estimation import get_estimator
 from benchsel.formulations.holocosm import RankingRiskReconstruction, fidelity
 from benchsel.formulations.kmedoids import KMedoids
@@ -149,7 +150,7 @@ class Suite:
 
 
 #: Every registered suite, by name (``quick`` first); see :func:`available_suites`.
-SUITES: dict[str, Suite] = {}
+SUITES: Registry[Suite] = Registry("suite", argument="suite")
 
 
 def available_suites() -> dict[str, Suite]:
@@ -162,7 +163,8 @@ def suite(name: str, description: str, *, time_limit: float, needs_data: tuple[s
     """Register ``build(data_dir) -> list[InstanceSpec]`` as suite ``name``."""
 
     def deco(fn: Callable[[Path | None], list[InstanceSpec]]):
-        SUITES[name] = Suite(name, description, fn, float(time_limit), tuple(needs_data), module, runner)
+        SUITES.register(name, Suite(name, description, fn, float(time_limit), tuple(needs_data), module, runner),
+                        replace=True)
         return fn
 
     return deco
@@ -172,7 +174,7 @@ def get_suite(name: str) -> Suite:
     """The suite called ``name``; :class:`InvalidInputError` naming the suites otherwise."""
     live = available_suites()
     if name in SUITES and name not in live:
-        raise InvalidInputError(f"suite: {name!r} needs {SUITES[name].module}, which is not part of this build; "
+        raise InvalidInputError(f"suite: {name!r} needs {SUITES.get(name).module}, which is not part of this build; "
                                 f"suites: {', '.join(live)}")
     if name not in live:
         raise InvalidInputError(f"suite: unknown suite {name!r}; suites: {', '.join(live)}")
@@ -213,7 +215,7 @@ def suite_instances(name: str, data_dir: Path | None = None) -> list[InstanceSpe
 # ------------------------------------------------------------------ quick
 #: ``formulation module -> builder(seed) -> list[InstanceSpec]``; the quick
 #: suite includes a part when its module imports.
-QUICK_PARTS: dict[str, Callable[[int], list[InstanceSpec]]] = {}
+QUICK_PARTS: Registry[Callable[[int], list[InstanceSpec]]] = Registry("quick part", argument="module")
 
 
 def quick_part(module: str):
@@ -224,7 +226,7 @@ def quick_part(module: str):
     """
 
     def deco(fn: Callable[[int], list[InstanceSpec]]):
-        QUICK_PARTS[module] = fn
+        QUICK_PARTS.register(module, fn, replace=True)
         return fn
 
     return deco

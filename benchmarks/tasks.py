@@ -14,7 +14,7 @@ from typing import Any
 from benchsel.formulations.core.errors import BenchselError, InvalidInputError
 from benchsel.formulations.core.validation import check_float, check_int
 from benchsel.instances.files import class_path, fingerprint
-from benchsel.solvers.registry import available_methods, get_method
+from benchsel.solvers.methods import available_methods, get_method
 
 __all__ = ["MethodSpec", "Task", "import_plugin", "parse_method", "plan", "row_key", "run_key"]
 

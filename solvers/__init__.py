@@ -18,7 +18,7 @@ from benchsel.formulations.core.mps import write_mps
 from benchsel.formulations.core.result import MethodOutput, Result, Termination
 
 from .api import solve
-from .registry import Method, available_methods, get_method, list_methods, register_method
+from .methods import Method, available_methods, get_method, list_methods, register_method
 
 __all__ = [
     "BenchselError",

@@ -15,7 +15,7 @@ from benchsel.formulations.core.options import Option, check_options
 from benchsel.formulations.core.result import MethodOutput, Result, Termination, mip_gap
 from benchsel.formulations.core.validation import check_time_limit
 
-from .registry import require
+from .methods import require
 
 __all__ = ["DEFAULT_REL_GAP", "check_solve_args", "checked_claims", "error_result", "finalize", "solve", "take_options"]
 

@@ -9,7 +9,7 @@
 
 A *selection* turns source scores into a subset. It is a formulation built
 from the source matrix plus a registered method that solves it (see
-:func:`benchsel.solvers.registry.register_method`); :func:`register_selection`
+:func:`benchsel.solvers.methods.register_method`); :func:`register_selection`
 adds one by name, and the fidelity benchmark (``benchsel run fidelity``) runs
 every registered selection. Built in:
 

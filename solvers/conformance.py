@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .api import solve
-from .registry import available_methods, get_method
+from .methods import available_methods, get_method
 
 __all__ = ["brute_force", "check_formulation", "check_method", "check_time_limit"]
 

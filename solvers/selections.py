@@ -1,7 +1,7 @@
 """Selections: named ways of choosing ``k`` items from source scores, and :func:`select_items`.
 
 A selection is a formulation built from the source scores plus a registered method that solves it
-(:func:`benchsel.solvers.registry.register_method`), or a sampling design that draws the items.
+(:func:`benchsel.solvers.methods.register_method`), or a sampling design that draws the items.
 :func:`register_selection` adds one by name; :func:`benchsel.solvers.compression.compress` and the
 fidelity benchmark accept every registered name.
 """
@@ -20,6 +20,7 @@ from benchsel.formulations.bayes import BatchInformationGain
 from benchsel.formulations.bayes.evaluate import bayesame_evaluate
 from benchsel.formulations.bayes.model import bucketize
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.registry import Registry
 from benchsel.formulations.core.result import Result, Termination
 from benchsel.formulations.core.validation import check_int, describe
 from benchsel.formulations.estimation import check_scores
@@ -35,10 +36,11 @@ from benchsel.formulations.kmedoids import KMedoids
 from benchsel.formulations.kmedoids.bounds import available_bytes
 from benchsel.formulations.repcore import align_hidden_states
 from benchsel.solvers.api import solve
-from benchsel.solvers.registry import get_method
+from benchsel.solvers.methods import get_method
 
 __all__ = [
     "DENSE_MEMORY_SHARE",
+    "SELECTIONS",
     "Selection",
     "SelectionResult",
     "anchor_kmedoids",
@@ -327,7 +329,8 @@ class Selection:
     fidelity: bool = True
 
 
-_SELECTIONS: dict[str, Selection] = {}
+#: Every selection by name (:func:`register_selection`).
+SELECTIONS: Registry[Selection] = Registry("selection", argument="selection")
 
 
 def register_selection(name: str, build: Callable[..., Any] | None, method: str, *,
@@ -359,21 +362,18 @@ def register_selection(name: str, build: Callable[..., Any] | None, method: str,
         raise InvalidInputError(f"method: expected a registered method name, got {describe(method)}")
     s = Selection(name, build, method, dict(options or {}), description, draw, ndim, build_options, estimator,
                   fidelity=ndim == 2 and fidelity)
-    _SELECTIONS[name] = s
-    return s
+    return SELECTIONS.register(name, s, replace=True)
 
 
 def selection_names(*, fidelity: bool = False) -> list[str]:
     """Names of the registered selections (``fidelity=True``: only those the fidelity benchmark runs by
     default, :attr:`Selection.fidelity`)."""
-    return [n for n, s in _SELECTIONS.items() if s.fidelity or not fidelity]
+    return [n for n, s in SELECTIONS.items() if s.fidelity or not fidelity]
 
 
 def get_selection(name: str) -> Selection:
     """The selection called ``name`` (an error lists the known ones)."""
-    if not isinstance(name, str) or name not in _SELECTIONS:
-        raise InvalidInputError(f"selection: unknown selection {name!r}; selections: {', '.join(_SELECTIONS)}")
-    return _SELECTIONS[name]
+    return SELECTIONS.get(name)
 
 
 register_selection("stratified", None, "stratified-sample", draw=stratified_draw, build_options=("draws",),
@@ -510,7 +510,7 @@ def check_source_scores(s: Selection, Y: Any, k: int | None, name: str = "Y") ->
     if s.ndim == 3:
         return check_tensor(Y, k, name, s.name), None
     if np.ndim(Y) == 3:
-        multi = [n for n, v in _SELECTIONS.items() if v.ndim == 3]
+        multi = [n for n, v in SELECTIONS.items() if v.ndim == 3]
         raise InvalidInputError(
             f"{name}: selection {s.name!r} takes a (models, items) matrix, got a 3-D array of shape {np.shape(Y)}; "
             f"multi-metric scores (models, items, metrics) go to selection {' or '.join(map(repr, multi))}")

@@ -46,7 +46,7 @@ def test_import_benchsel_is_light():
 def test_the_method_registry_does_not_import_scipy_stats():
     # the registry imports every built-in method's module on first use (any solve); scipy.stats (about a
     # second) is imported only where a rank is computed
-    code = ("import sys; from benchsel.solvers.registry import list_methods; list_methods(); "
+    code = ("import sys; from benchsel.solvers.methods import list_methods; list_methods(); "
             "from benchsel.formulations.rankings import rankdata; assert 'scipy.stats' not in sys.modules; "
             "print(rankdata([3.0, 1.0, 2.0]).tolist(), 'scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
@@ -55,7 +55,7 @@ def test_the_method_registry_does_not_import_scipy_stats():
 
 def test_the_method_registry_does_not_import_pandas():
     # pandas (about 30 MB of resident memory) is imported where a positional formulation reads or returns a table
-    code = ("import sys; from benchsel.solvers.registry import list_methods; list_methods(); "
+    code = ("import sys; from benchsel.solvers.methods import list_methods; list_methods(); "
             "from benchsel.formulations.repcore import roc_auc; print(roc_auc([0.1, 0.9, 0.4], [0, 1, 1])); "
             "assert 'pandas' not in sys.modules; "
             "from benchsel import PositionalRepresentation; import numpy as np; "

@@ -26,7 +26,7 @@ STAGES: dict[str, str] = {
     "numeric base (numpy, scipy.sparse, highspy)": "import numpy, scipy.sparse, highspy",
     "import benchsel": "import numpy, scipy.sparse, highspy; import benchsel",
     "method registry loaded": ("import numpy, scipy.sparse, highspy; "
-                               "from benchsel.solvers.registry import list_methods; list_methods()"),
+                               "from benchsel.solvers.methods import list_methods; list_methods()"),
     "k-medoids solve (N = 300, k = 8, highs)": (
         "import numpy, scipy.sparse, highspy; from benchsel import solve; "
         "from benchsel.instances import make_kmedoids; "

@@ -42,7 +42,7 @@ from benchsel.formulations.proportionality import PositionalProportionality
 from benchsel.formulations.representation import PositionalRepresentation
 from benchsel.solvers.api import solve
 from benchsel.solvers.conformance import brute_force
-from benchsel.solvers.registry import available_methods
+from benchsel.solvers.methods import available_methods
 
 from .holocosm_mps import DESIGNS, make_instance
 

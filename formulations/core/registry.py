@@ -1,6 +1,12 @@
-"""One registry for every method: exact backends and heuristics alike.
+"""Registries: one generic :class:`Registry` of named entries, and the two that live in the vocabulary.
 
-A method is a name, a kind (``"exact"``, ``"heuristic"`` or ``"baseline"``), a predicate that
+Every registry of benchsel is a :class:`Registry` (methods and formulation classes here; estimators,
+sequential evaluators, selections, harness suites, HoloCosm's comparison methods and score-file readers
+beside what they hold): ``register`` / ``get`` / ``names`` / ``items``, one error naming the argument
+and listing the known names for an unknown key, and an optional loader that imports the built-in
+entries on the first lookup (so a new module registers by declaration, no list is edited).
+
+Methods: a method is a name, a kind (``"exact"``, ``"heuristic"`` or ``"baseline"``), a predicate that
 says whether it accepts a formulation (and why not), and a runner::
 
     runner(formulation, *, time_limit, seed, **options) -> MethodOutput
@@ -12,7 +18,7 @@ it accepts and the first variant that accepts a formulation runs it.
 This module only stores the registrations (it imports nothing else of
 benchsel): the lookups that load the built-in methods first
 (:func:`benchsel.solvers.get_method`, ``list_methods``, ``available_methods``)
-are in :mod:`benchsel.solvers.registry`.
+are in :mod:`benchsel.solvers.methods`.
 
 Formulation classes are recorded here too (:func:`register_formulation`,
 called by ``Formulation.__init_subclass__``), so that instance files and the
@@ -24,18 +30,114 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from benchsel.formulations.core.errors import MethodNotApplicableError
+from benchsel.formulations.core.errors import InvalidInputError, MethodNotApplicableError, UnknownMethodError
 from benchsel.formulations.core.options import Option, check_options, option_names
 
-__all__ = ["Method", "accepts_types", "combined", "formulation_class", "formulation_classes", "register_formulation",
-           "register_method", "registered", "registered_names", "unregister_method"]
+__all__ = ["FORMULATIONS", "METHODS", "Method", "Registry", "accepts_types", "combined", "formulation_class",
+           "formulation_classes", "register_formulation", "register_method", "registered", "registered_names",
+           "unregister_method"]
 
+T = TypeVar("T")
 Acceptor = Callable[[Any], "str | None"]
 
-_REGISTRY: dict[str, list[Method]] = {}
-_FORMULATIONS: dict[str, type] = {}
+
+class Registry(Generic[T]):
+    """Named entries of one kind, in registration order.
+
+    Parameters
+    ----------
+    kind : str
+        What an entry is, for messages (``"estimator"``, ``"suite"``, ...).
+    argument : str
+        The argument an unknown name came in as, named first in the error (``"name"``, ``"method"``, ...).
+    listing : str, optional
+        How the error introduces the known names (default ``kind + "s"``).
+    error : type of Exception
+        The error an unknown name raises (an :class:`InvalidInputError` unless a subclass of
+        :class:`~benchsel.formulations.core.errors.BenchselError` says more).
+    load : callable, optional
+        Called once, before the first lookup (``get``, ``names``, ``items``, ``in``): imports the modules
+        that register the built-in entries.
+
+    Examples
+    --------
+    >>> colours = Registry("colour", argument="colour")
+    >>> colours.register("red", (255, 0, 0))
+    (255, 0, 0)
+    >>> colours.get("red"), colours.names()
+    ((255, 0, 0), ['red'])
+    """
+
+    def __init__(self, kind: str, *, argument: str = "name", listing: str | None = None,
+                 error: type[Exception] = InvalidInputError, load: Callable[[], object] | None = None) -> None:
+        self.kind = kind
+        self.argument = argument
+        self.listing = listing or f"{kind}s"
+        self.error = error
+        self._load = load
+        self._entries: dict[str, T] = {}
+
+    def _loaded(self) -> dict[str, T]:
+        if self._load is not None:
+            load, self._load = self._load, None
+            load()
+        return self._entries
+
+    def register(self, name: str, entry: T, *, replace: bool = False) -> T:
+        """Record ``entry`` as ``name`` and return it.
+
+        A name already taken by another entry is refused (:class:`InvalidInputError`) unless ``replace``;
+        registering the same entry again is a no-op.
+        """
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"name: expected a non-empty {self.kind} name (str), got {name!r}")
+        old = self._entries.get(name)
+        if old is not None and old is not entry and not replace:
+            raise InvalidInputError(f"name: {name!r} is already registered ({self.kind} {old!r})")
+        self._entries[name] = entry
+        return entry
+
+    def unregister(self, name: str) -> None:
+        """Forget ``name`` (no error when it is not registered)."""
+        self._entries.pop(name, None)
+
+    def get(self, name: str) -> T:
+        """The entry registered as ``name``; ``error`` naming :attr:`argument` and listing the names otherwise."""
+        entries = self._loaded()
+        if not isinstance(name, str) or name not in entries:
+            raise self.error(f"{self.argument}: unknown {self.kind} {name!r}; {self.listing}: {', '.join(entries)}")
+        return entries[name]
+
+    def names(self) -> list[str]:
+        """The registered names, in registration order."""
+        return list(self._loaded())
+
+    def items(self) -> list[tuple[str, T]]:
+        """``(name, entry)`` pairs, in registration order."""
+        return list(self._loaded().items())
+
+    def values(self) -> list[T]:
+        """The entries, in registration order."""
+        return list(self._loaded().values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaded()
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {len(self._entries)} entries)"
+
+
+#: Every method's variants by name (:func:`register_method`); :mod:`benchsel.solvers.methods` loads the
+#: built-in ones before a lookup.
+METHODS: Registry[tuple[Method, ...]] = Registry("method", argument="method", listing="registered methods",
+                                                 error=UnknownMethodError)
+#: Formulation classes by ``module:Class`` (:func:`register_formulation`).
+FORMULATIONS: Registry[type] = Registry("formulation class", argument="class")
 
 
 #: Kinds of methods: exact (proves optima), heuristic (searches for good feasible selections), baseline (a
@@ -167,10 +269,10 @@ def register_method(
                 return run(f, time_limit=time_limit, seed=seed, **checked, **passed)
 
         new = Method(name, kind, call, accepts, description, option_names(options), specs)
-        old = [] if replace else [m for m in _REGISTRY.get(name, []) if getattr(m.run, "__wrapped__", m.run) is not run]
+        old = [] if replace else [m for m in registered(name) if getattr(m.run, "__wrapped__", m.run) is not run]
         if old and old[0].kind != kind:
             raise ValueError(f"kind: method {name!r} is already registered as {old[0].kind!r}, got {kind!r}")
-        _REGISTRY[name] = [*old, new]
+        METHODS.register(name, (*old, new), replace=True)
         return call  # direct calls are checked (and get the defaults) too
 
     return deco
@@ -216,30 +318,29 @@ def combined(variants: list[Method]) -> Method:
 
 def registered(name: str) -> list[Method]:
     """The variants registered as ``name`` (empty when none); loads nothing."""
-    return list(_REGISTRY.get(name, ()))
+    return list(METHODS.get(name)) if name in METHODS else []
 
 
 def registered_names() -> list[str]:
     """Every registered method name, sorted; loads nothing."""
-    return sorted(_REGISTRY)
+    return sorted(METHODS.names())
 
 
 def unregister_method(name: str) -> None:
     """Remove every variant of ``name`` (no error when there is none)."""
-    _REGISTRY.pop(name, None)
+    METHODS.unregister(name)
 
 
 def register_formulation(cls: type) -> type:
     """Record a formulation class under its module-qualified name (``module:Class``)."""
-    _FORMULATIONS[f"{cls.__module__}:{cls.__qualname__}"] = cls
-    return cls
+    return FORMULATIONS.register(f"{cls.__module__}:{cls.__qualname__}", cls, replace=True)
 
 
 def formulation_classes() -> list[type]:
     """Every recorded concrete formulation class (of the modules imported so far), in registration order."""
-    return [c for c in _FORMULATIONS.values() if not inspect.isabstract(c)]
+    return [c for c in FORMULATIONS.values() if not inspect.isabstract(c)]
 
 
 def formulation_class(key: str) -> type | None:
     """The recorded class named ``module:Class`` (None when no such class was recorded)."""
-    return _FORMULATIONS.get(key)
+    return FORMULATIONS.get(key) if key in FORMULATIONS else None

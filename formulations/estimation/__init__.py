@@ -16,6 +16,7 @@ from ..core.lazy import lazy_exports
 _LAZY: dict[str, str] = {
     "Z975": "base",
     "Estimator": "base",
+    "ESTIMATORS": "base",
     "Auto": "auto",
     "check_item_indices": "base",
     "CONFORMAL_FOLDS": "base",
@@ -54,6 +55,7 @@ _LAZY: dict[str, str] = {
     "IRTModel": "irt",
     "fit_irt": "irt",
     "irt_objective": "irt",
+    "SEQUENTIAL": "sequential",
     "SequentialMethod": "sequential",
     "get_sequential": "sequential",
     "register_sequential": "sequential",
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
     from .auto import Auto
     from .base import (
         CONFORMAL_FOLDS,
+        ESTIMATORS,
         Z975,
         Estimator,
         check_alpha,
@@ -111,6 +114,7 @@ if TYPE_CHECKING:
         simplex_weights,
     )
     from .sequential import (
+        SEQUENTIAL,
         SequentialMethod,
         get_sequential,
         register_sequential,

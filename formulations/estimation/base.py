@@ -50,10 +50,12 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option, check_options
+from benchsel.formulations.core.registry import Registry
 from benchsel.formulations.core.validation import MAX_MAGNITUDE, check_magnitude, check_selection, describe
 
 __all__ = [
     "CONFORMAL_FOLDS",
+    "ESTIMATORS",
     "SCORE_MAX",
     "Z975",
     "Estimator",
@@ -539,8 +541,15 @@ class Estimator:
 
 
 # ------------------------------------------------------------------ registry
-_ESTIMATORS: dict[str, type[Estimator]] = {}
-_LOADED = False
+def _load() -> None:
+    """Import every module of this package: each registers its estimators by declaration."""
+    for m in pkgutil.iter_modules([os.path.dirname(__file__)]):
+        if not m.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{m.name}")
+
+
+#: Every estimator class by its ``name`` (the built-in ones are loaded on the first lookup).
+ESTIMATORS: Registry[type[Estimator]] = Registry("estimator", load=_load)
 
 
 def register_estimator(cls: type[Estimator]) -> type[Estimator]:
@@ -549,32 +558,17 @@ def register_estimator(cls: type[Estimator]) -> type[Estimator]:
         raise InvalidInputError(f"cls: expected an Estimator subclass, got {describe(cls)}")
     if not isinstance(cls.name, str) or not cls.name:
         raise InvalidInputError(f"cls: {cls.__name__}.name must be a non-empty string, got {cls.name!r}")
-    if cls.name in _ESTIMATORS and _ESTIMATORS[cls.name] is not cls:
-        raise InvalidInputError(f"name: an estimator {cls.name!r} is already registered ({_ESTIMATORS[cls.name]})")
-    _ESTIMATORS[cls.name] = cls
-    return cls
-
-
-def _load() -> None:
-    """Import every module of this package once: each registers its estimators by declaration."""
-    global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        for m in pkgutil.iter_modules([os.path.dirname(__file__)]):
-            if not m.name.startswith("_"):
-                importlib.import_module(f"{__package__}.{m.name}")
+    return ESTIMATORS.register(cls.name, cls)
 
 
 def estimator_names() -> list[str]:
     """Names of the registered estimators, in registration order."""
-    _load()
-    return list(_ESTIMATORS)
+    return ESTIMATORS.names()
 
 
 def list_estimators() -> list[type[Estimator]]:
     """The registered estimator classes (each has ``name``, ``description`` and ``options``)."""
-    _load()
-    return list(_ESTIMATORS.values())
+    return ESTIMATORS.values()
 
 
 def get_estimator(name: str, **params: Any) -> Estimator:
@@ -590,7 +584,4 @@ def get_estimator(name: str, **params: Any) -> Estimator:
         The estimator's options (checked; unknown names are refused with the
         known ones listed).
     """
-    _load()
-    if not isinstance(name, str) or name not in _ESTIMATORS:
-        raise InvalidInputError(f"name: unknown estimator {name!r}; estimators: {', '.join(_ESTIMATORS)}")
-    return _ESTIMATORS[name](**params)
+    return ESTIMATORS.get(name)(**params)

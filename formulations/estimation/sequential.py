@@ -22,8 +22,10 @@ from typing import Any
 from ..bayes.evaluate import EvaluationResult, bayes_aipw_evaluate, bayesame_evaluate, rs_mean_evaluate
 from ..bayes.peers import aipw_evaluate, bayes_cvo_evaluate, bayes_rs_learn_evaluate, seq_apw_evaluate
 from ..core.errors import InvalidInputError
+from ..core.registry import Registry
 
-__all__ = ["SequentialMethod", "get_sequential", "register_sequential", "sequential_methods", "sequential_names"]
+__all__ = ["SEQUENTIAL", "SequentialMethod", "get_sequential", "register_sequential", "sequential_methods",
+           "sequential_names"]
 
 
 @dataclass(frozen=True)
@@ -51,38 +53,30 @@ class SequentialMethod:
         return self.run(reference_scores, target, **options)
 
 
-_REGISTRY: dict[str, SequentialMethod] = {}
+#: Every sequential evaluator by name.
+SEQUENTIAL: Registry[SequentialMethod] = Registry("sequential evaluator", listing="sequential evaluators")
 
 
 def register_sequential(name: str, run: Callable[..., EvaluationResult], description: str, *,
                         needs_references: bool = True) -> SequentialMethod:
     """Register ``run`` under ``name`` (a new name; re-registering raises)."""
-    if not isinstance(name, str) or not name:
-        raise InvalidInputError(f"name: expected a non-empty string, got {name!r}")
-    if name in _REGISTRY:
-        raise InvalidInputError(f"name: {name!r} is already registered as a sequential evaluator")
     if not callable(run):
         raise InvalidInputError(f"run: expected a callable, got {type(run).__name__}")
-    m = SequentialMethod(name, description, run, needs_references)
-    _REGISTRY[name] = m
-    return m
+    return SEQUENTIAL.register(name, SequentialMethod(name, description, run, needs_references))
 
 
 def sequential_names() -> list[str]:
     """Registered names, in registration order."""
-    return list(_REGISTRY)
+    return SEQUENTIAL.names()
 
 
 def sequential_methods() -> list[SequentialMethod]:
-    return list(_REGISTRY.values())
+    return SEQUENTIAL.values()
 
 
 def get_sequential(name: str) -> SequentialMethod:
     """The evaluator registered as ``name``."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise InvalidInputError(f"name: expected one of {', '.join(_REGISTRY)}, got {name!r}") from None
+    return SEQUENTIAL.get(name)
 
 
 register_sequential("bayesame", partial(bayesame_evaluate, selection="auto"),

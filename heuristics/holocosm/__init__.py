@@ -1,6 +1,6 @@
 """Methods for :class:`benchsel.formulations.RankingRiskReconstruction` (HoloCosm): the exchange search
 (:mod:`.swap`, ``"swap"``), simulated annealing (:mod:`.anneal`, ``"anneal"``) and the baselines of the
-paper's comparison (:mod:`.baselines`, :mod:`.peers`, :mod:`.mrmr`), selectable by name (:mod:`.registry`)."""
+paper's comparison (:mod:`.baselines`, :mod:`.peers`, :mod:`.mrmr`), selectable by name (:mod:`.comparisons`)."""
 from __future__ import annotations
 
 from .anneal import AnnealOutcome, SwapScorer, anneal_search, descent, polish_swaps
@@ -15,9 +15,7 @@ from .baselines import (
     selection_target,
     swap_unconstrained,
 )
-from .mrmr import mrmr_order, mrmr_ridge
-from .peers import tinybenchmarks, vote, vote_counts, weighted_kmeans
-from .registry import (
+from .comparisons import (
     HOLOCOSM_BASELINES,
     PEER_BY_METHOD,
     PEER_METHODS,
@@ -26,6 +24,8 @@ from .registry import (
     holocosm_baselines,
     run_baseline,
 )
+from .mrmr import mrmr_order, mrmr_ridge
+from .peers import tinybenchmarks, vote, vote_counts, weighted_kmeans
 from .swap import SwapOutcome, swap_search
 
 __all__ = [

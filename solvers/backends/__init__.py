@@ -1,4 +1,4 @@
-"""Exact backends: each module registers its methods when imported (found by :mod:`benchsel.solvers.registry`).
+"""Exact backends: each module registers its methods when imported (found by :mod:`benchsel.solvers.methods`).
 
 ``common`` is the shared run loop (warm start, build, solve, reconcile);
 ``highs``, ``scip``, ``pyomo``, ``cpsat`` and ``size_sweep`` register methods;

@@ -33,7 +33,7 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.result import MethodOutput, Termination
-from benchsel.solvers.registry import get_method
+from benchsel.solvers.methods import get_method
 
 __all__ = [
     "COMMON_OPTIONS",

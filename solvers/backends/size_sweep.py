@@ -61,7 +61,7 @@ from benchsel.formulations.proportionality import PositionalProportionality
 from benchsel.formulations.representation import PositionalRepresentation
 from benchsel.solvers.api import solve
 from benchsel.solvers.backends.cpsat import cp_model_module
-from benchsel.solvers.registry import get_method, register_method
+from benchsel.solvers.methods import get_method, register_method
 
 __all__ = [
     "AUTO_REPRESENTATION_MAX_METRICS",

@@ -250,7 +250,7 @@ def test_a_sampling_design_selection(Y):
             select_items(Y[:40], 5, "test-first-k", draws=3)
         assert np.array_equal(select_items(Y[:40], 5, "test-first-k").items, np.arange(5))
     finally:
-        selections._SELECTIONS.pop("test-first-k", None)
+        selections.SELECTIONS.unregister("test-first-k")
     r = select_items(Y[:40], 7, "stratified", seed=2)
     assert r.items.size == 7 and np.all(np.diff(r.items) > 0) and r.weights.sum() == pytest.approx(1.0)
     assert r.result.termination == "converged" and r.result.formulation == "sampling design"

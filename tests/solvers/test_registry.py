@@ -10,27 +10,27 @@ from benchsel.formulations import BatchInformationGain, KMedoids
 from benchsel.formulations.core import registry as core_registry
 from benchsel.formulations.core.result import MethodOutput, Termination
 from benchsel.instances import make_kmedoids
-from benchsel.solvers import MethodNotApplicableError, available_methods, list_methods, registry, solve
+from benchsel.solvers import MethodNotApplicableError, available_methods, list_methods, methods, solve
 
 
 def test_a_name_can_have_one_variant_per_formulation_family(monkeypatch):
     list_methods()  # load the built-in methods before working on a copy of the registry
-    monkeypatch.setattr(core_registry, "_REGISTRY", {k: list(v) for k, v in core_registry._REGISTRY.items()})
+    monkeypatch.setattr(core_registry.METHODS, "_entries", dict(core_registry.METHODS._entries))
 
     def km_greedy(f, *, time_limit, seed, **kw):
         return MethodOutput(np.sort(f.greedy_selection()), Termination.CONVERGED)
 
-    registry.register_method("greedy", kind="heuristic", accepts=KMedoids, description="BUILD")(km_greedy)
+    methods.register_method("greedy", kind="heuristic", accepts=KMedoids, description="BUILD")(km_greedy)
     f = make_kmedoids(20, 3, seed=0)
     res = solve(f, "greedy")
     assert res.feasible and res.selection.tolist() == sorted(f.greedy_selection().tolist())
-    m = registry.get_method("greedy")
+    m = methods.get_method("greedy")
     assert "BUILD" in m.description and "beta(A)" in m.description
     R = np.random.default_rng(0).integers(0, 2, size=(4, 12)).astype(float)
     b = BatchInformationGain(R, k=2)
     assert m.accepts(b) is None and solve(b, "greedy").feasible
     with pytest.raises(ValueError, match="kind: method 'greedy' is already registered as 'heuristic'"):
-        registry.register_method("greedy", kind="exact", accepts=KMedoids)(km_greedy)
+        methods.register_method("greedy", kind="exact", accepts=KMedoids)(km_greedy)
 
 
 def test_listing_and_refusal():
@@ -55,14 +55,14 @@ def test_declared_options_are_checked_once_with_defaults_filled(monkeypatch):
     from benchsel.formulations.core.options import Option
 
     list_methods()
-    monkeypatch.setattr(core_registry, "_REGISTRY", {k: list(v) for k, v in core_registry._REGISTRY.items()})
+    monkeypatch.setattr(core_registry.METHODS, "_entries", dict(core_registry.METHODS._entries))
     seen = {}
 
     def run(f, *, time_limit, seed, passes, mode, scale):
         seen.update(passes=passes, mode=mode, scale=scale)
         return MethodOutput(np.sort(f.greedy_selection()), Termination.CONVERGED)
 
-    registry.register_method("test-declared", kind="heuristic", accepts=KMedoids, options=(
+    methods.register_method("test-declared", kind="heuristic", accepts=KMedoids, options=(
         Option("passes", 3, "int", low=1), Option("mode", "a", "choice", choices=("a", "b")),
         Option("scale", None, "float", low=0.0, low_open=True)))(run)
     f = make_kmedoids(15, 3, seed=1)
@@ -78,7 +78,7 @@ def test_declared_options_are_checked_once_with_defaults_filled(monkeypatch):
                                      "mode, passes, scale")]:
         with pytest.raises(InvalidInputError, match=re.escape(text)):
             solve(f, "test-declared", **bad)
-    m = registry.get_method("test-declared")
+    m = methods.get_method("test-declared")
     assert m.options == ("passes", "mode", "scale") and [o.name for o in m.specs] == list(m.options)
     assert m.check_options(f, {"passes": 2}) == {"passes": 2, "mode": "a", "scale": None}
 
@@ -87,7 +87,7 @@ def test_exact_backends_check_their_options_and_the_formulation_s_model_options(
     from benchsel.formulations.core.errors import InvalidInputError
 
     f = make_kmedoids(12, 3, seed=2)
-    m = registry.get_method("highs")
+    m = methods.get_method("highs")
     opts = m.check_options(f, {"model": "radius", "mip_rel_gap": 0.01})
     assert opts["model"] == "radius" and opts["mip_rel_gap"] == 0.01 and opts["warm_start"] == "auto"
     with pytest.raises(InvalidInputError, match="model: expected one of"):

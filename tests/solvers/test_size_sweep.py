@@ -202,7 +202,7 @@ def test_bad_input_and_refusals():
     for tl in (0, -1.0):
         with pytest.raises(InvalidInputError, match="time_limit"):
             solve(f, "size-sweep", time_limit=tl)
-    from benchsel.solvers.registry import get_method
+    from benchsel.solvers.methods import get_method
 
     with pytest.raises(InvalidInputError, match="time_limit"):
         get_method("size-sweep").run(f, time_limit=0, seed=0)

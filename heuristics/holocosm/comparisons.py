@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.core.registry import register_method
+from benchsel.formulations.core.registry import Registry, register_method
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 
 from .._common import Clock, output
@@ -53,7 +53,9 @@ class Baseline:
     description: str
 
 
-HOLOCOSM_BASELINES: dict[str, Baseline] = {b.name: b for b in (
+#: Every comparison method by name.
+HOLOCOSM_BASELINES: Registry[Baseline] = Registry("comparison method", listing="comparison methods")
+for _b in (
     Baseline("holocosm", holocosm_selection, False, "HoloCosm's exchange search, source-assisted estimate"),
     Baseline("swap_unconstrained", swap_unconstrained, False, "the exchange search without the ranking constraint"),
     Baseline("random", random_baseline, False, "uniform random items, plain means"),
@@ -66,20 +68,18 @@ HOLOCOSM_BASELINES: dict[str, Baseline] = {b.name: b for b in (
     Baseline("tinybenchmarks", tinybenchmarks, True, "5-d IRT item parameters, weighted K-means, cluster weights"),
     Baseline("tinybenchmarks_gpirt", partial(tinybenchmarks, estimator="gp-irt"), True,
              "tinyBenchmarks' selection with its gp-IRT estimator per evaluation metric"),
-)}
+):
+    HOLOCOSM_BASELINES.register(_b.name, _b)
 
 
 def holocosm_baselines() -> list[str]:
     """Names of the registered comparison methods."""
-    return list(HOLOCOSM_BASELINES)
+    return HOLOCOSM_BASELINES.names()
 
 
 def get_baseline(name: str) -> Baseline:
     """The comparison method registered as ``name``."""
-    try:
-        return HOLOCOSM_BASELINES[name]
-    except (KeyError, TypeError):
-        raise InvalidInputError(f"name: expected one of {', '.join(HOLOCOSM_BASELINES)}, got {name!r}") from None
+    return HOLOCOSM_BASELINES.get(name)
 
 
 def run_baseline(name: str, f: RankingRiskReconstruction, seed: int = 0, **options: Any) -> BaselineSelection:
@@ -123,5 +123,5 @@ def _estimator_of(sel: BaselineSelection) -> str:
 
 for _method, _name in PEER_BY_METHOD.items():
     register_method(_method, kind="baseline", accepts=RankingRiskReconstruction,
-                    description=f"HoloCosm's comparison: {HOLOCOSM_BASELINES[_name].description}")(
+                    description=f"HoloCosm's comparison: {HOLOCOSM_BASELINES.get(_name).description}")(
         _peer_runner(_name))

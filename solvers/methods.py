@@ -1,6 +1,6 @@
 """Method lookups: the built-in methods are loaded on first use, then the registry is consulted.
 
-The registrations themselves live in :mod:`benchsel.formulations.core.registry`
+The registrations themselves live in :data:`benchsel.formulations.core.registry.METHODS`
 (every method registers with :func:`register_method` there, by declaration).
 The built-in methods are found, not listed: every module of the
 :mod:`benchsel.solvers.backends` package and of the :mod:`benchsel.heuristics`
@@ -16,7 +16,7 @@ from typing import Any
 import benchsel.heuristics as _heuristics_pkg
 import benchsel.solvers.backends as _backends_pkg
 from benchsel.formulations.core.errors import MethodNotApplicableError, UnknownMethodError
-from benchsel.formulations.core.registry import Method, combined, register_method, registered, registered_names
+from benchsel.formulations.core.registry import METHODS, Method, combined, register_method
 
 __all__ = [
     "Method",
@@ -51,7 +51,7 @@ def _load_builtins() -> None:
 def list_methods() -> list[Method]:
     """Every registered method, sorted by name."""
     _load_builtins()
-    return [combined(registered(k)) for k in registered_names()]
+    return [combined(list(variants)) for _, variants in sorted(METHODS.items())]
 
 
 def get_method(name: str) -> Method:
@@ -59,17 +59,7 @@ def get_method(name: str) -> Method:
     _load_builtins()
     if not isinstance(name, str):
         raise UnknownMethodError(f"method: expected a method name (str), got {type(name).__name__}")
-    variants = registered(name)
-    if not variants:
-        raise UnknownMethodError(
-            f"method: unknown method {name!r}; registered methods: {', '.join(registered_names())}"
-        )
-    return combined(variants)
-
-
-def refusal(method: Method, formulation: Any) -> str | None:
-    """Why ``method`` refuses ``formulation`` (None if it accepts it)."""
-    return method.accepts(formulation)
+    return combined(list(METHODS.get(name)))
 
 
 def available_methods(formulation: Any, kind: str | None = None) -> list[str]:
