@@ -19,11 +19,13 @@ files is lm-eval, one holding ``per_instance_stats.json`` HELM, one holding
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.registry import Registry
 
 from ._itemtable import MISSING, check_choice
 from .evallogs import read_lm_eval_samples
@@ -34,9 +36,31 @@ from .responses import load_responses
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMATS", "detect_format", "load_scores", "read_score_table"]
+__all__ = ["FORMATS", "READERS", "ScoreReader", "detect_format", "load_scores", "read_score_table"]
 
-FORMATS = ("auto", "lm-eval", "leaderboard", "helm", "table", "npz")
+
+@dataclass(frozen=True)
+class ScoreReader:
+    """How :func:`load_scores` reads one format.
+
+    Attributes
+    ----------
+    read : callable
+        ``read(path, *, metric, tasks, filter, missing, duplicates, split) -> DataFrame`` (models x items), each
+        option as :func:`load_scores` received it (checked there when the format does not take it).
+    tasks : bool
+        The format has tasks (``tasks=`` selects some).
+    filters : bool
+        The format has filters (``filter=`` picks one).
+    """
+
+    read: Callable[..., pd.DataFrame]
+    tasks: bool = False
+    filters: bool = False
+
+
+#: Every score-file format :func:`load_scores` reads, by name (``format=``).
+READERS: Registry[ScoreReader] = Registry("score format", argument="format")
 
 
 def detect_format(path: str | Path) -> str:
@@ -192,7 +216,7 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
         ``df.attrs["reader"]`` records the format and options used (for
         reading a new model's scores the same way).
     """
-    check_choice(format, "format", FORMATS)
+    check_choice(format, "format", ("auto", *READERS.names()))
     check_choice(missing, "missing", MISSING)
     if isinstance(path, Mapping):
         if format not in ("auto", "leaderboard"):
@@ -200,31 +224,53 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
         fmt = "leaderboard"
     else:
         fmt = detect_format(path) if format == "auto" else format
-    if fmt != "lm-eval" and filter is not None:
+    reader = READERS.get(fmt)
+    if not reader.filters and filter is not None:
         raise InvalidInputError(f"filter: only lm-eval sample logs have filters; {str(path)!r} is read as {fmt!r}")
-    if fmt == "lm-eval":
-
-        df = read_lm_eval_samples(path, metric, tasks=tasks, filter=filter, missing=missing,  # type: ignore[arg-type]
-                                  duplicates=duplicates)
-    elif fmt == "leaderboard":
-
-        df = read_leaderboard_details(path, metric, tasks=tasks, missing=missing, duplicates=duplicates)
-    elif fmt == "helm":
-
-        if not isinstance(metric, str):
-            raise InvalidInputError("metric: HELM runs need the per-instance statistic to read (e.g. "
-                                    f"metric='exact_match'), got {metric!r}")
-        df = read_helm_runs(path, metric, tasks=tasks, split=split, missing=missing)  # type: ignore[arg-type]
-    else:
-        if tasks is not None:
-            raise InvalidInputError(f"tasks: only evaluation logs have tasks; {str(path)!r} is read as {fmt!r}")
-        if fmt == "table":
-            df = read_score_table(path, missing=missing)  # type: ignore[arg-type]
-        else:
-            if metric is not None and not isinstance(metric, str):
-                raise InvalidInputError(f"metric: expected a metric name for an .npz file, got {metric!r}")
-            df = _apply_missing(_read_npz(Path(path), metric), missing, repr(str(path)))  # type: ignore[arg-type]
+    if not reader.tasks and tasks is not None:
+        raise InvalidInputError(f"tasks: only evaluation logs have tasks; {str(path)!r} is read as {fmt!r}")
+    df = reader.read(path, metric=metric, tasks=tasks, filter=filter, missing=missing, duplicates=duplicates,
+                     split=split)
     df.attrs["reader"] = {"format": fmt, "metric": dict(metric) if isinstance(metric, Mapping) else metric,
                           "filter": dict(filter) if isinstance(filter, Mapping) else filter,
                           "tasks": list(tasks) if tasks is not None else None, "split": split}
     return df
+
+
+def _read_lm_eval(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
+                  split: str | None) -> pd.DataFrame:
+    return read_lm_eval_samples(path, metric, tasks=tasks, filter=filter, missing=missing, duplicates=duplicates)
+
+
+def _read_leaderboard(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
+                      split: str | None) -> pd.DataFrame:
+    return read_leaderboard_details(path, metric, tasks=tasks, missing=missing, duplicates=duplicates)
+
+
+def _read_helm(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
+               split: str | None) -> pd.DataFrame:
+    if not isinstance(metric, str):
+        raise InvalidInputError("metric: HELM runs need the per-instance statistic to read (e.g. "
+                                f"metric='exact_match'), got {metric!r}")
+    return read_helm_runs(path, metric, tasks=tasks, split=split, missing=missing)
+
+
+def _read_table(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
+                split: str | None) -> pd.DataFrame:
+    return read_score_table(path, missing=missing)
+
+
+def _read_benchsel_npz(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
+                       split: str | None) -> pd.DataFrame:
+    if metric is not None and not isinstance(metric, str):
+        raise InvalidInputError(f"metric: expected a metric name for an .npz file, got {metric!r}")
+    return _apply_missing(_read_npz(Path(path), metric), missing, repr(str(path)))
+
+
+READERS.register("lm-eval", ScoreReader(_read_lm_eval, tasks=True, filters=True))
+READERS.register("leaderboard", ScoreReader(_read_leaderboard, tasks=True))
+READERS.register("helm", ScoreReader(_read_helm, tasks=True))
+READERS.register("table", ScoreReader(_read_table))
+READERS.register("npz", ScoreReader(_read_benchsel_npz))
+#: The formats ``load_scores`` reads out of the box (``"auto"``: by the path, :func:`detect_format`).
+FORMATS = ("auto", *READERS.names())
