@@ -35,7 +35,8 @@ __all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]
 
 
 def formulation_classes() -> list[type]:
-    """Every built-in :class:`Formulation` subclass, in declaration order.
+    """Every concrete :class:`Formulation` subclass: the built-in ones first, in declaration order, then any
+    defined elsewhere (a third party's, a test's) in the order they were defined.
 
     Found by declaration: every module of this package is imported and each
     concrete subclass of :class:`Formulation` it defines has recorded itself
@@ -44,7 +45,9 @@ def formulation_classes() -> list[type]:
     for m in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
         if not m.name.rsplit(".", 1)[-1].startswith("_"):
             importlib.import_module(m.name)
-    return [c for c in registered_formulations() if c.__module__.startswith(f"{__name__}.")]
+    own = f"{__name__}."
+    found = registered_formulations()
+    return [c for c in found if c.__module__.startswith(own)] + [c for c in found if not c.__module__.startswith(own)]
 
 
 def __getattr__(name: str) -> Any:

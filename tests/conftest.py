@@ -12,3 +12,7 @@ from hypothesis import settings
 settings.register_profile("repro", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
+
+# A toy formulation, method and estimator, registered the way a new one is (tests/support/toys.py): the
+# registry-driven suites (conformance, estimator contracts) pick them up with no list edited.
+import support.toys  # noqa: E402,F401

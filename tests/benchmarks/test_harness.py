@@ -94,7 +94,7 @@ def test_quick_suite_has_exact_and_heuristic_for_every_formulation():
     kinds: dict[str, set] = {}
     for t in tasks:
         kinds.setdefault(t.formulation, set()).add(t.kind)
-    assert set(kinds) == {c.__name__ for c in formulation_classes()}
+    assert set(kinds) == {c.__name__ for c in formulation_classes() if c.__module__.startswith("benchsel.")}
     assert all({"exact", "heuristic"} <= k <= {"exact", "heuristic", "baseline"} for k in kinds.values()), kinds
     assert "baseline" in kinds["RankingRiskReconstruction"]  # HoloCosm's peers run beside its solvers
     # seeded: the same suite twice gives the same instances
