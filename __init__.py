@@ -15,11 +15,13 @@ cheap::
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from benchsel.formulations import EXPORTS as _FORMULATIONS
+from benchsel.formulations.core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
+#: The root's names and their modules: solving and instances here, the formulations layer's from its
+#: :data:`~benchsel.formulations.EXPORTS` (one map: a new formulation is exported in one place).
 _LAZY: dict[str, str] = {
     # solving
     "solve": "benchsel.solvers.api",
@@ -41,34 +43,15 @@ _LAZY: dict[str, str] = {
     "SolverNotInstalledError": "benchsel.formulations.core.errors",
     "NotLinearError": "benchsel.formulations.core.errors",
     "NumericalError": "benchsel.formulations.core.errors",
-    # formulations
-    "Formulation": "benchsel.formulations.base",
-    "KMedoids": "benchsel.formulations.kmedoids",
-    "PositionalRepresentation": "benchsel.formulations.representation",
-    "PositionalProportionality": "benchsel.formulations.proportionality",
-    "RankingRiskReconstruction": "benchsel.formulations.holocosm",
-    "BatchInformationGain": "benchsel.formulations.bayes",
-    # sequential evaluation (BayesAME)
-    "bayesame_evaluate": "benchsel.formulations.bayes.evaluate",
-    "bayesame_multi_evaluate": "benchsel.formulations.bayes.multi",
-    "EvaluationResult": "benchsel.formulations.bayes.evaluate",
-    "MultiTargetResult": "benchsel.formulations.bayes.multi",
-    # estimators and the one-call path
+    # formulations, estimators, BayesAME's evaluators, RepCore's alignment
+    **_FORMULATIONS,
+    # the one-call path
     "compress": "benchsel.solvers.compression",
     "Compressed": "benchsel.solvers.compression",
     "select_items": "benchsel.solvers.compression",
     "load_compressed": "benchsel.solvers.compression",
     "register_selection": "benchsel.solvers.compression",
     "selection_names": "benchsel.solvers.compression",
-    "get_estimator": "benchsel.formulations.estimation",
-    "estimator_names": "benchsel.formulations.estimation",
-    "list_estimators": "benchsel.formulations.estimation",
-    "register_estimator": "benchsel.formulations.estimation",
-    "Estimator": "benchsel.formulations.estimation",
-    "fit_irt": "benchsel.formulations.estimation.irt",
-    # RepCore alignment
-    "RepCoreAligner": "benchsel.formulations.repcore",
-    "align_hidden_states": "benchsel.formulations.repcore",
     # instances
     "load_hidden_states": "benchsel.instances.hidden",
     "make_hidden_states": "benchsel.instances.hidden",
@@ -82,59 +65,4 @@ _LAZY: dict[str, str] = {
 
 __all__ = ["__version__", *_LAZY]
 
-if TYPE_CHECKING:  # static analysers see the real names
-    from benchsel.formulations.base import Formulation
-    from benchsel.formulations.bayes import BatchInformationGain
-    from benchsel.formulations.bayes.evaluate import EvaluationResult, bayesame_evaluate
-    from benchsel.formulations.bayes.multi import MultiTargetResult, bayesame_multi_evaluate
-    from benchsel.formulations.core.errors import (
-        BenchselError,
-        InvalidInputError,
-        MethodNotApplicableError,
-        NotLinearError,
-        NumericalError,
-        SolverNotInstalledError,
-        UnknownMethodError,
-    )
-    from benchsel.formulations.core.model import LinearModel, ModelBuilder
-    from benchsel.formulations.core.mps import write_mps
-    from benchsel.formulations.core.result import MethodOutput, Result, Termination
-    from benchsel.formulations.estimation import (
-        Estimator,
-        estimator_names,
-        get_estimator,
-        list_estimators,
-        register_estimator,
-    )
-    from benchsel.formulations.estimation.irt import fit_irt
-    from benchsel.formulations.holocosm import RankingRiskReconstruction
-    from benchsel.formulations.kmedoids import KMedoids
-    from benchsel.formulations.proportionality import PositionalProportionality
-    from benchsel.formulations.repcore import RepCoreAligner, align_hidden_states
-    from benchsel.formulations.representation import PositionalRepresentation
-    from benchsel.instances.files import load_instance, save_instance
-    from benchsel.instances.hidden import load_hidden_states, make_hidden_states
-    from benchsel.instances.orlib import load_pmed
-    from benchsel.instances.responses import load_responses
-    from benchsel.instances.scorefiles import load_scores
-    from benchsel.instances.scores import load_score_table
-    from benchsel.solvers.api import solve
-    from benchsel.solvers.compression import (
-        Compressed,
-        compress,
-        load_compressed,
-        register_selection,
-        select_items,
-        selection_names,
-    )
-    from benchsel.solvers.methods import available_methods, get_method, list_methods, register_method
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'benchsel' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, also=("__version__",))

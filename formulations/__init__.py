@@ -1,23 +1,31 @@
 """Formulation objects: validated data, evaluation, feasibility, linear statement.
 
-Classes are imported lazily, so ``import formulations`` stays light.
+:data:`EXPORTS` names every public name of the formulations layer and the module that defines it; both
+``benchsel.formulations.X`` and the root package's ``benchsel.X`` are read from it, and each name is
+imported on first use, so ``import benchsel.formulations`` stays light.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any
 
-from .base import Check, Formulation
-from .core.registry import formulation_classes as registered_formulations
+from .core.lazy import lazy_exports
 
-_LAZY = {
+#: Public name -> defining module (a new formulation adds its line here and nowhere else).
+EXPORTS: dict[str, str] = {
+    "Formulation": "benchsel.formulations.base",
+    "Check": "benchsel.formulations.base",
     "KMedoids": "benchsel.formulations.kmedoids",
     "dissimilarity": "benchsel.formulations.kmedoids",
     "PositionalRepresentation": "benchsel.formulations.representation",
     "PositionalProportionality": "benchsel.formulations.proportionality",
     "RankingRiskReconstruction": "benchsel.formulations.holocosm",
     "BatchInformationGain": "benchsel.formulations.bayes",
+    # sequential evaluation (BayesAME)
+    "bayesame_evaluate": "benchsel.formulations.bayes.evaluate",
+    "bayesame_multi_evaluate": "benchsel.formulations.bayes.multi",
+    "EvaluationResult": "benchsel.formulations.bayes.evaluate",
+    "MultiTargetResult": "benchsel.formulations.bayes.multi",
     # estimators (not formulations: formulation_classes() skips them)
     "get_estimator": "benchsel.formulations.estimation",
     "estimator_names": "benchsel.formulations.estimation",
@@ -31,7 +39,7 @@ _LAZY = {
     "align_hidden_states": "benchsel.formulations.repcore",
 }
 
-__all__ = ["Formulation", "Check", "formulation_classes", *_LAZY]
+__all__ = ["EXPORTS", "formulation_classes", *EXPORTS]
 
 
 def formulation_classes() -> list[type]:
@@ -45,16 +53,9 @@ def formulation_classes() -> list[type]:
     for m in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
         if not m.name.rsplit(".", 1)[-1].startswith("_"):
             importlib.import_module(m.name)
+    found = importlib.import_module(f"{__name__}.core.registry").formulation_classes()
     own = f"{__name__}."
-    found = registered_formulations()
     return [c for c in found if c.__module__.startswith(own)] + [c for c in found if not c.__module__.startswith(own)]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'benchsel.formulations' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS, also=("EXPORTS", "formulation_classes"))

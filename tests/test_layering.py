@@ -150,9 +150,14 @@ def test_formulations_import_nothing_above_them():
 
 
 def test_every_package_folder_is_in_the_wheel():
-    """pyproject lists the packages by hand: a sub-package left out would be missing from the installed wheel."""
-    text = (ROOT / "pyproject.toml").read_text()
-    listed = set(text.split("packages = [", 1)[1].split("]", 1)[0].replace('"', "").replace(",", " ").split())
+    """pyproject finds the packages (none is listed): the search it configures finds every package folder."""
+    from setuptools import find_packages
+
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    (where,) = find["where"]
+    listed = set(find_packages(where=str(ROOT / where), include=find["include"], exclude=find["exclude"]))
     found = {_module_name(rel) for rel, _ in PARSED if rel.endswith("__init__.py")} | {"benchsel"}
     assert found == listed, f"missing: {sorted(found - listed)}, stale: {sorted(listed - found)}"
 
@@ -184,7 +189,7 @@ def _exported() -> dict[str, dict[str, str]]:
         for node in tree.body:  # type: ignore[attr-defined]
             target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
                 node.target if isinstance(node, ast.AnnAssign) else None
-            if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
+            if isinstance(target, ast.Name) and target.id in ("_LAZY", "EXPORTS") and isinstance(node.value, ast.Dict):
                 for k, v in zip(node.value.keys, node.value.values):
                     if isinstance(k, ast.Constant) and isinstance(v, ast.Constant):
                         names[k.value] = v.value if v.value.startswith("benchsel.") else f"{pkg}.{v.value}"

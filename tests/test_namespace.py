@@ -73,9 +73,10 @@ def test_wheel_holds_only_the_benchsel_package(tmp_path):
 
     root = Path(benchsel.__file__).resolve().parent
     src = tmp_path / "src"  # build from a copy: pip builds in-tree and would leave build/ in the checkout
-    shutil.copytree(root, src, ignore=shutil.ignore_patterns(".git", ".ci", "results", "build", "*.egg-info",
-                                                             "__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache",
-                                                             "site"))
+    # .ci/typecheck/benchsel (a link to the root) is where pyproject's package search looks: kept as a link
+    shutil.copytree(root, src, symlinks=True,
+                    ignore=shutil.ignore_patterns(".git", "results", "build", "*.egg-info", "__pycache__", ".hypothesis",
+                                                  ".mypy_cache", ".ruff_cache", "site"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(src)],
                    check=True, timeout=300, capture_output=True)
     (whl,) = tmp_path.glob("benchsel-*.whl")
@@ -84,6 +85,9 @@ def test_wheel_holds_only_the_benchsel_package(tmp_path):
     assert tops == {"benchsel", whl.name.split("-py")[0] + ".dist-info"}
     assert "benchsel/py.typed" in names
     assert {f"benchsel/{s}/__init__.py" for s in SUBPACKAGES} <= set(names)
+    packages = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
+    on_disk = {p.parent.relative_to(root).as_posix() for s in SUBPACKAGES for p in (root / s).rglob("__init__.py")}
+    assert packages == {"benchsel"} | {f"benchsel/{d}" for d in on_disk}  # every sub-package, found not listed
     assert not any(n.startswith(("benchsel/tests/", "benchsel/docs/")) for n in names)
 
 

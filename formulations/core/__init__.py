@@ -5,43 +5,37 @@ This package imports nothing else of benchsel; every other folder builds on it.
 """
 from __future__ import annotations
 
-from .clock import Clock, progress
-from .errors import (
-    BenchselError,
-    InvalidInputError,
-    MethodNotApplicableError,
-    NotLinearError,
-    NumericalError,
-    SolverNotInstalledError,
-    UnknownMethodError,
-)
-from .model import Block, LazyRows, LinearModel, ModelBuilder, RowBlock
-from .options import Option, check_options
-from .registry import Method, register_formulation, register_method
-from .result import MethodOutput, Result, Termination, mip_gap
+from .lazy import lazy_exports
 
-__all__ = [
-    "BenchselError",
-    "Block",
-    "Clock",
-    "InvalidInputError",
-    "LazyRows",
-    "LinearModel",
-    "Method",
-    "MethodNotApplicableError",
-    "MethodOutput",
-    "ModelBuilder",
-    "NotLinearError",
-    "NumericalError",
-    "Option",
-    "Result",
-    "RowBlock",
-    "SolverNotInstalledError",
-    "Termination",
-    "UnknownMethodError",
-    "check_options",
-    "mip_gap",
-    "progress",
-    "register_formulation",
-    "register_method",
-]
+#: Each name and its module: imported on first use, so the package (and :mod:`.lazy`, which the other packages'
+#: ``__init__`` use) imports light.
+_LAZY: dict[str, str] = {
+    "Clock": "clock",
+    "progress": "clock",
+    "BenchselError": "errors",
+    "InvalidInputError": "errors",
+    "MethodNotApplicableError": "errors",
+    "NotLinearError": "errors",
+    "NumericalError": "errors",
+    "SolverNotInstalledError": "errors",
+    "UnknownMethodError": "errors",
+    "Block": "model",
+    "LazyRows": "model",
+    "LinearModel": "model",
+    "ModelBuilder": "model",
+    "RowBlock": "model",
+    "Option": "options",
+    "check_options": "options",
+    "Method": "registry",
+    "Registry": "registry",
+    "register_formulation": "registry",
+    "register_method": "registry",
+    "MethodOutput": "result",
+    "Result": "result",
+    "Termination": "result",
+    "mip_gap": "result",
+}
+
+__all__ = sorted(_LAZY)
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, names: Mapping[str, str], also: Iterable[str] = ()
+                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module-level ``__getattr__`` and ``__dir__`` of ``package``, whose name ``n`` lives in ``names[n]``.
 
     Parameters
@@ -18,6 +19,8 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str]
     names : mapping of str to str
         Each exported name's module: a module of the package (``"model"``) or a full module path
         (``"benchsel.formulations.item_distances"``).
+    also : iterable of str
+        Names the package defines itself, listed by ``dir()`` beside the lazy ones.
 
     Examples
     --------
@@ -30,7 +33,9 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str]
             return getattr(importlib.import_module(where if "." in where else f"{package}.{where}"), name)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
+    listed = sorted({*names, *also})
+
     def __dir__() -> list[str]:
-        return sorted(names)
+        return listed
 
     return __getattr__, __dir__
