@@ -75,8 +75,8 @@ def test_wheel_holds_only_the_benchsel_package(tmp_path):
     src = tmp_path / "src"  # build from a copy: pip builds in-tree and would leave build/ in the checkout
     # .ci/typecheck/benchsel (a link to the root) is where pyproject's package search looks: kept as a link
     shutil.copytree(root, src, symlinks=True,
-                    ignore=shutil.ignore_patterns(".git", "results", "build", "*.egg-info", "__pycache__", ".hypothesis",
-                                                  ".mypy_cache", ".ruff_cache", "site"))
+                    ignore=shutil.ignore_patterns(".git", "results", "build", "*.egg-info", "__pycache__",
+                                                  ".hypothesis", ".mypy_cache", ".ruff_cache", "site"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(src)],
                    check=True, timeout=300, capture_output=True)
     (whl,) = tmp_path.glob("benchsel-*.whl")
