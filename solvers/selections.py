@@ -26,9 +26,9 @@ from benchsel.formulations.core.validation import check_int, describe
 from benchsel.formulations.estimation import check_scores
 from benchsel.formulations.estimation.design import (
     BALANCE_DRAWS,
-    balanced_stratified_sample,
     difficulty_features,
     difficulty_score,
+    draw_balanced_sample,
 )
 from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.holocosm import RankingRiskReconstruction
@@ -105,7 +105,9 @@ def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, draws: int =
     Parameters
     ----------
     Y_source : ndarray, shape (S, N)
+        Checked source scores (:func:`check_selection_input`), trusted here.
     k : int
+        Checked, ``1 <= k < N``.
     seed : int
     draws : int
         Candidate samples (``selection_options={"draws": 1}``: the plain stratified sample).
@@ -119,10 +121,11 @@ def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, draws: int =
         ``draws`` and ``imbalance`` (root mean squared error of the sample's weighted mean against the
         sources' full scores).
     """
+    # Y_source and k were checked once at the boundary (check_selection_input); draws is this design's option
+    draws = check_int(draws, "draws", low=1)
     Y = np.asarray(Y_source, dtype=float)
-    items, w, imbalance = balanced_stratified_sample(difficulty_score(difficulty_features(Y)), k, Y, draws=draws,
-                                                     seed=seed)
-    return items, w, {"draws": int(draws), "imbalance": imbalance}
+    items, w, imbalance = draw_balanced_sample(difficulty_score(difficulty_features(Y)), k, Y, draws, seed)
+    return items, w, {"draws": draws, "imbalance": imbalance}
 
 
 def holocosm_problem(Y_source: np.ndarray, k: int, seed: int = 0, *, quantile: float = 0.25, lam: float = 1.0,

@@ -27,7 +27,7 @@ from benchsel.formulations.core.validation import as_array, check_int
 from .base import Estimator, register_estimator
 
 __all__ = ["BALANCE_DRAWS", "ModelAssisted", "balanced_stratified_sample", "difficulty_features", "difficulty_score",
-           "difficulty_shares", "stratified_sample"]
+           "difficulty_shares", "draw_balanced_sample", "stratified_sample"]
 
 #: Share of the strongest sources whose mean item score is the second item feature.
 TOP_SHARE = 0.2
@@ -72,10 +72,17 @@ def difficulty_score(features: np.ndarray) -> np.ndarray:
 
 
 def _strata_edges(N: int, k: int) -> np.ndarray:
-    """Boundaries of ``k`` equal-count strata of ``N`` sorted items; shape (k + 1,)."""
-    if not 1 <= k <= N:
-        raise InvalidInputError(f"k: expected 1 <= k <= {N} (the number of items), got {k}")
+    """Boundaries of ``k`` equal-count strata of ``N`` sorted items (``1 <= k <= N``, checked by the caller);
+    shape (k + 1,)."""
     return np.round(np.linspace(0, N, k + 1)).astype(np.int64)
+
+
+def _check_k(k: Any, N: int) -> int:
+    """The one check of a design's ``k``: an integer ``1 <= k <= N``."""
+    k = check_int(k, "k", low=1)
+    if k > N:
+        raise InvalidInputError(f"k: expected 1 <= k <= {N} (the number of items), got {k}")
+    return k
 
 
 def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -103,7 +110,7 @@ def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndar
     """
     s = np.asarray(score, dtype=float)
     N = s.size
-    edges = _strata_edges(N, k)
+    edges = _strata_edges(N, _check_k(k, N))
     rng = np.random.default_rng(seed)
     order = np.lexsort((rng.random(N), s))
     picks = order[rng.integers(edges[:-1], edges[1:])]
@@ -145,9 +152,20 @@ def balanced_stratified_sample(score: np.ndarray, k: int, Y_balance: np.ndarray,
     """
     s = np.asarray(score, dtype=float)
     N = s.size
-    edges = _strata_edges(N, k)
+    k = _check_k(k, N)
     draws = check_int(draws, "draws", low=1)
     Y = as_array(Y_balance, "Y_balance", ndim=2, shape=(None, N), shape_doc=f"(S, {N}), one column per item")
+    return draw_balanced_sample(s, k, Y, draws, seed)
+
+
+def draw_balanced_sample(score: np.ndarray, k: int, Y: np.ndarray, draws: int, seed: int
+                         ) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`balanced_stratified_sample` on checked input, which it trusts: ``score`` of shape (N,), ``k`` an int
+    in ``[1, N]``, ``Y`` a finite float array of shape (S, N), ``draws >= 1`` (checked by
+    :func:`balanced_stratified_sample`, or once at the selection's public boundary)."""
+    s = score
+    N = s.size
+    edges = _strata_edges(N, k)
     rng = np.random.default_rng(seed)
     rank = np.unique(s, return_inverse=True)[1].reshape(-1).astype(float)  # ties share a rank
     w = np.diff(edges) / N
