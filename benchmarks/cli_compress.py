@@ -169,7 +169,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
     _err(f"loading {str(args.dir)!r} (refitting its estimator on the stored source scores)")
     c = load_compressed(args.dir)
-    reader = dict(getattr(c.source, "reader", {}) or {})
+    reader = dict(c.source.reader)
     df = _read(args.new_scores, args, reader, tasks=None)
     table = estimate_table(c, df, alpha=args.alpha)
     if args.json:

@@ -238,7 +238,7 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
                             "bias": float(100 * (pred - truth).mean()), "spearman": sp, "kendall": kt,
                             "coverage": float(np.mean((lo <= truth + 1e-12) & (truth <= hi + 1e-12))),
                             "width": float(100 * np.mean(hi - lo))})
-                if hasattr(est, "route"):
+                if est.routes:
                     row["share_model_assisted"] = float(np.mean(est.route(Yt[:, items]) == "model-assisted"))
                 rows.append(row)
     return rows

@@ -344,6 +344,11 @@ class _PositionalBase(Formulation):
         return self._P
 
     @property
+    def eps(self) -> float | None:
+        """The proportionality tolerance ``eps`` (None: a formulation without one, such as representation)."""
+        return None
+
+    @property
     def alternatives(self) -> tuple[str, ...]:
         return self._alts
 
@@ -507,7 +512,7 @@ class _PositionalBase(Formulation):
         m, n, k = self.n_alternatives, self.n_metrics, K.size
         CN, CK = self._counts_all, count_table(self._P, K)
         maxdev = float(self._dev_num(K).max()) / (n * k)
-        eps_v = eps if eps is not None else getattr(self, "eps", None)
+        eps_v = eps if eps is not None else self.eps
         pd = import_pandas()
         frames = []
         for rule in rules:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchsel.formulations.base import Formulation
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import Termination
@@ -11,14 +12,10 @@ from benchsel.formulations.core.validation import check_rng
 from ._common import Clock, output
 
 
-def _has_random(f: Any) -> str | None:
-    return None if callable(getattr(f, "random_selection", None)) else "it has no random_selection()"
-
-
 @register_method(
     "random",
     kind="heuristic",
-    accepts=_has_random,
+    accepts=Formulation,  # every formulation draws random selections (Formulation.random_selection)
     description="random selection(s) drawn by the formulation; with n_samples > 1 the best feasible one",
     options=(Option("n_samples", 1, "int", low=1, doc="draws; the best feasible one is returned"),),
 )

@@ -4,8 +4,7 @@ Names are imported lazily so ``import instances`` stays light.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from benchsel.formulations.core.lazy import lazy_exports
 
 _LAZY = {
     # OR-Library p-median
@@ -48,12 +47,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'benchsel.instances' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

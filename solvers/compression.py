@@ -137,7 +137,7 @@ class Compressed:
     @property
     def n_metrics(self) -> int | None:
         """Metrics of multi-metric scores (3-D), None for a (models, items) matrix."""
-        return getattr(self.estimator, "n_metrics_", None)
+        return self.estimator.n_metrics_
 
     def subset(self, Y: Any) -> Any:
         """The selected columns of a models x items matrix of the full benchmark, shape (models, k)
@@ -236,11 +236,7 @@ class Compressed:
         """Which estimate each new model gets (``"stacked"`` or ``"model-assisted"`` for the default
         estimator; the estimator's name for the others), shape (models,)."""
         A, index = self._aligned(Y_items)
-        if hasattr(self.estimator, "route"):
-            r = self.estimator.route(A)
-        else:
-            r = np.full(np.asarray(self.estimator.predict(A)).shape[0], self.estimator.name, dtype=object)
-        return _series(np.asarray(r, dtype=object), index, "route")
+        return _series(np.asarray(self.estimator.route(A), dtype=object), index, "route")
 
 
 def _is_frame(Y: Any) -> bool:

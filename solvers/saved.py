@@ -189,7 +189,7 @@ def save_compressed(c: Any, path: str | Path) -> Path:
         The folder.
     """
 
-    src = getattr(c, "source", None)
+    src = c.source
     if not isinstance(src, SourceScores):
         raise InvalidInputError("c: this compression does not carry its source scores (make it with "
                                 "benchsel.compress, which keeps them for saving)")
@@ -304,7 +304,7 @@ def align_scores(c: Any, scores: Any, name: str = "scores") -> tuple[np.ndarray,
         full benchmark).
     """
     frame = hasattr(scores, "columns") and hasattr(scores, "index")
-    labels = getattr(c, "item_labels", None)
+    labels = c.item_labels
     k, n = int(c.items.size), int(c.n_items)
     if frame and labels is not None:
         cols = list(scores.columns)
@@ -353,7 +353,7 @@ def estimate_table(c: Any, scores: Any, alpha: float = 0.1) -> pd.DataFrame:
     X, models = align_scores(c, scores)
     est = c.estimator
     pred, lo, hi = est.predict_with_interval(X, alpha=alpha)
-    route = est.route(X) if hasattr(est, "route") else np.full(pred.shape, est.name, dtype=object)
+    route = est.route(X)
     note = f"{100 * (1 - alpha):g}% ({est.name})"
     return pd.DataFrame({"estimate": pred, "low": np.asarray(lo, dtype=float), "high": np.asarray(hi, dtype=float),
                          "interval": note, "method": np.asarray(route, dtype=object)},

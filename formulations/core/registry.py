@@ -189,7 +189,7 @@ class Method:
         """
         if self.checker is not None:
             return self.checker(f, options)
-        model = tuple(getattr(f, "model_options", ())) if self.kind == "exact" else ()
+        model = tuple(f.model_options) if self.kind == "exact" else ()
         if not self.specs and self.options:  # undeclared third-party options: names only
             extra = sorted(set(options) - set(self.options) - set(model))
             if extra:
@@ -264,7 +264,7 @@ def register_method(
         if declared:
             @functools.wraps(run)
             def call(f: Any, *, time_limit: float | None, seed: int | None, **given: Any) -> Any:
-                model = tuple(getattr(f, "model_options", ())) if kind == "exact" else ()
+                model = tuple(f.model_options) if kind == "exact" else ()
                 checked, passed = check_options(given, specs, name, passthrough=model)
                 return run(f, time_limit=time_limit, seed=seed, **checked, **passed)
 

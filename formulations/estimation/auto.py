@@ -53,6 +53,7 @@ class Auto(Estimator):
     )
     #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
     min_sources = 2
+    routes = True
 
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
         st = params["stacked"]

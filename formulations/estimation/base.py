@@ -222,6 +222,10 @@ class Estimator:
     #: needs the source matrix (False: ``fit(None, selection)`` works given ``n_items``).
     needs_sources: ClassVar[bool] = True
     min_sources: ClassVar[int] = 2
+    #: chooses among several estimates per target (:meth:`route` says which each target got).
+    routes: ClassVar[bool] = False
+    #: metrics of the multi-metric sources it was fitted on (None: a (models, items) matrix, or not fitted).
+    n_metrics_: int | None = None
 
     def __init__(self, **params: Any) -> None:
         self._check_names(params)
@@ -351,12 +355,13 @@ class Estimator:
             self.n_sources_ = 0
             self.n_metrics_ = None
             self.score_range_ = (-math.inf, math.inf)
+            self.binary_sources_ = False
         else:
             self.n_sources_ = int(Y.shape[0])
             self.n_metrics_ = int(Y.shape[2]) if Y.ndim == 3 else None
             self.score_range_ = (float(Y.min()), float(Y.max()))
             self.binary_sources_ = bool(np.isin(Y, (0.0, 1.0)).all())
-        self._Y_fit = Y
+        self._Y_fit: np.ndarray | None = Y
         self._conf_res: np.ndarray | None = None
         self.selection_ = sel
         self.n_items_ = int(N)
@@ -373,6 +378,11 @@ class Estimator:
         new.__dict__.update((k, v) for k, v in self.__dict__.items() if k in self._config)
         new._fitted = False
         return new
+
+    def route(self, Y_target: Any) -> np.ndarray:
+        """Which estimate each target gets, shape (T,): this estimator's name, unless it :attr:`routes` (then
+        the name of the estimate it chose for each target)."""
+        return np.full(self._targets(Y_target).shape[0], self.name, dtype=object)
 
     def predict(self, Y_target: Any) -> np.ndarray:
         """Estimated full-benchmark mean score of each target.
@@ -440,9 +450,9 @@ class Estimator:
     def _conformal_residuals(self) -> np.ndarray:
         """Absolute errors on held-out source models of refits on the other folds (cached); shape (S,)
         (multi-metric: (S, K))."""
-        cached: np.ndarray | None = getattr(self, "_conf_res", None)
+        cached = self._conf_res
         if cached is None:
-            Y = getattr(self, "_Y_fit", None)
+            Y = self._Y_fit
             if Y is None:
                 raise InvalidInputError(f"estimator: {self.name!r} was fitted without source scores; an interval "
                                         "needs them (fit(Y_source, selection))")
@@ -515,7 +525,7 @@ class Estimator:
         if not (math.isfinite(lo) and math.isfinite(hi)) or Yt.size == 0:
             return
         tmin, tmax = float(Yt.min()), float(Yt.max())
-        if getattr(self, "binary_sources_", False):
+        if self.binary_sources_:
             ok = tmin >= 0.0 and tmax <= 1.0
             allowed = "within 0 to 1"
         else:
