@@ -377,11 +377,11 @@ def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
 
 def test_fasterpam_warm_start_may_use_half_the_limit_with_no_cap(monkeypatch):
     # at N = 14 000 FasterPAM needs about 30 s: a 10 s cap left the exact incumbent worse than FasterPAM's
-    from benchsel.solvers import registry
+    from benchsel.solvers import methods
     from benchsel.solvers.backends import common as _exact
 
     seen = []
-    real = registry.get_method
+    real = methods.get_method
 
     class Spy:
         def __init__(self, m):
