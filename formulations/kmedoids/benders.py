@@ -210,7 +210,7 @@ class BendersCuts:
         if self.Dc.size < self.INITIAL_ROWS_MIN:
             return None
         self.initial_bound, lam = f.lagrangian_bound(time_limit, incumbent=incumbent, max_iter=1000)
-        w = f.weights[f._served()]
+        w = f.weights[f.data.served()]
         L = np.clip(lam / w, self.lo, self.hi)
         self.stats["initial_rows"] = int(L.size)
         return self.cuts(np.arange(L.size), L)

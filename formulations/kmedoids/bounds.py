@@ -154,14 +154,15 @@ def lagrangian_bound(f: KMedoids, time_limit: float | None = None, *, incumbent:
     """
     t0 = time.perf_counter()
     t_end = None if time_limit is None else t0 + float(time_limit)
-    I = f._served()
-    Dc = f._cost_matrix()
-    w = f._w[I]
-    nC = f._cand.size
+    d = f.data
+    I = d.served()
+    Dc = d.cost_matrix()
+    w = d.w[I]
+    nC = d.cand.size
     if incumbent is not None:
         S0 = f.as_selection(incumbent, "incumbent")
         target = f.evaluate(S0)
-        d_inc = f._D[np.ix_(I, S0)].min(axis=1).astype(np.float64)
+        d_inc = d.D[np.ix_(I, S0)].min(axis=1).astype(np.float64)
     else:
         target, d_inc = np.inf, None
     if multipliers is not None:

@@ -512,7 +512,7 @@ def test_lagrangian_terms_sorted_equal_dense():
     from benchsel.formulations.kmedoids.bounds import _LagrangeTerms
 
     f = make_kmedoids(200, 5, seed=2, weighted=True, metric="correlation", dim=5)
-    Dc, w, rows = f._cost_matrix(), f.weights, f.sorted_candidates()
+    Dc, w, rows = f.data.cost_matrix(), f.weights, f.sorted_candidates()
     rng = np.random.default_rng(0)
     for _ in range(3):
         lam = w * rng.uniform(0, 0.5, 200)
