@@ -41,6 +41,10 @@ class KMedoidsData:
     def n_items(self) -> int:
         return int(self.D.shape[0])
 
+    def cost(self, S: np.ndarray) -> float:
+        """``sum_i w_i min_{j in S} D[i, j]`` for a checked non-empty selection ``S`` (summed in float64)."""
+        return float(self.w @ self.D[:, S].min(axis=1).astype(np.float64))
+
     def served(self) -> np.ndarray:
         """Items with positive weight (the only ones the objective sees), shape (n_served,)."""
         return np.flatnonzero(self.w > 0)

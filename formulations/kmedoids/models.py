@@ -2,8 +2,6 @@
 lists) and the Benders master with its lazy cuts."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
@@ -11,9 +9,6 @@ from benchsel.formulations.core.model import LinearModel, ModelBuilder
 from .benders import BendersCuts
 from .bounds import _row_extremes
 from .data import KMedoidsData
-
-if TYPE_CHECKING:
-    from .problem import KMedoids
 
 __all__ = ["assignment_model", "benders_model", "radius_model"]
 
@@ -42,10 +37,9 @@ def assignment_model(d: KMedoidsData) -> LinearModel:
     return b.build(selection_block="y", selection_items=C, meta={"variant": "assignment"})
 
 
-def benders_model(f: KMedoids) -> LinearModel:
+def benders_model(d: KMedoidsData) -> LinearModel:
     """The radius formulation projected on ``y``: one cost variable per served item, its cuts generated on
     demand (:class:`~.benders.BendersCuts`)."""
-    d = f.data
     I = d.served()
     C = d.cand
     lo, hi = _row_extremes(d.cost_matrix())
@@ -53,7 +47,7 @@ def benders_model(f: KMedoids) -> LinearModel:
     y = b.add_vars("y", C.size, lb=0, ub=1, integer=True)
     theta = b.add_vars("theta", I.size, lb=lo, ub=hi, cost=d.w[I])
     b.add_cardinality("card", y, d.k)
-    lazy = BendersCuts(f, d.sorted_rows(), y, theta, lo, hi)
+    lazy = BendersCuts(d, d.sorted_rows(), y, theta, lo, hi)
     return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy,
                    integral_objective=d.integral_costs())
 

@@ -30,11 +30,12 @@ from benchsel.formulations.core.validation import (
 
 from ..base import Check, Formulation
 from ..estimation.weighted import ClusterWeighted
-from .bounds import SortedRows, lagrangian_bound
+from .bounds import SortedRows
 from .checks import _features_iv, _graph_distances, _kmedoids_iv
 from .data import KMedoidsData
 from .distances import dissimilarity
 from .greedy import greedy_build
+from .lagrangian import lagrangian_bound
 from .statements import Statements
 from .twins import Twins
 
@@ -110,7 +111,7 @@ class KMedoids(Formulation):
                                  all_candidates=candidates is None or cand.size == D.shape[0])
         self._twins = Twins(self.data)
         self._twinless: KMedoids | None = None  # _without_twins()
-        self._statements = Statements(self)
+        self._statements = Statements(self.data, self)
 
     # --------------------------------------------------------------- builders
     @classmethod
@@ -215,7 +216,7 @@ class KMedoids(Formulation):
         S = self.as_selection(selection)
         if S.size == 0:
             raise InvalidInputError("selection: expected at least one medoid, got an empty selection")
-        return float(self.data.w @ self.data.D[:, S].min(axis=1).astype(np.float64))
+        return self.data.cost(S)
 
     def check(self, selection: Any) -> Check:
         S = self.as_selection(selection)
@@ -362,7 +363,8 @@ class KMedoids(Formulation):
         multipliers : ndarray, shape (n_served,)
             The multipliers reaching it.
         """
-        return lagrangian_bound(self, time_limit, incumbent=incumbent, max_iter=max_iter, multipliers=multipliers)
+        S0 = None if incumbent is None else self.as_selection(incumbent, "incumbent")
+        return lagrangian_bound(self.data, time_limit, incumbent=S0, max_iter=max_iter, multipliers=multipliers)
 
     def quick_bound(self, time_limit: float | None = None, *, incumbent: Any = None) -> float:
         """A valid lower bound within ``time_limit`` seconds (the Lagrangian bound, :meth:`lagrangian_bound`)."""

@@ -1,7 +1,7 @@
 """Which linear statement of a k-medoids instance to build, and whether it fits (:class:`Statements`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -11,21 +11,27 @@ from benchsel.formulations.core.validation import check_choice
 
 from .bounds import available_bytes
 from .checks import ModelTooLargeError
+from .data import KMedoidsData
 from .distances import _row_block
 from .models import assignment_model, benders_model, radius_model
 
-if TYPE_CHECKING:
-    from .problem import KMedoids
+
+class Limits(Protocol):
+    """The size limits the statements follow (:class:`~benchsel.formulations.kmedoids.KMedoids`' class
+    attributes, read at each call)."""
+
+    AUTO_ASSIGNMENT_MAX: int
+    MAX_MODEL_BYTES: int
+    EXACT_COUNT_MAX: int
+    BYTES_PER_NNZ: int
 
 
 class Statements:
-    """The statements of one (twin-free) instance ``f``: their sizes, the size guards and the ``"auto"``
-    choice; the limits are ``f``'s class attributes (``AUTO_ASSIGNMENT_MAX``, ``MAX_MODEL_BYTES``,
-    ``EXACT_COUNT_MAX``, ``BYTES_PER_NNZ``)."""
+    """The statements of one (twin-free) instance's ``data``: their sizes, the size guards and the ``"auto"``
+    choice, within the ``limits`` of its formulation."""
 
-    def __init__(self, f: KMedoids) -> None:
-        self.f = f
-        self.data = f.data
+    def __init__(self, data: KMedoidsData, limits: Limits) -> None:
+        self.data, self.limits = data, limits
 
     def size(self, model: str) -> dict[str, Any]:
         """See :meth:`KMedoids.model_size`."""
@@ -41,7 +47,7 @@ class Statements:
         else:
             cols, rows, nnz = nI + nC, 1, nC
         size = {"model": model, "columns": int(cols), "rows": int(rows), "nnz": int(nnz),
-                "bytes": int(nnz * self.f.BYTES_PER_NNZ)}
+                "bytes": int(nnz * self.limits.BYTES_PER_NNZ)}
         if model == "benders":
             size["bytes"] = int(4 * nI * nC + 64 * (nI + nC) * 8)  # sorted lists + a master of a few cuts per item
         return size
@@ -50,7 +56,7 @@ class Statements:
         """Kept distance steps of the radius model (exact with the sorted lists, else ``n_served * (C - k)``)."""
         d = self.data
         nI, nC, k = int(d.served().size), int(d.cand.size), d.k
-        if nI * nC <= self.f.EXACT_COUNT_MAX:
+        if nI * nC <= self.limits.EXACT_COUNT_MAX:
             d.sorted_candidates()
         s = d.sorted
         if s is None or not s.complete:
@@ -70,7 +76,7 @@ class Statements:
         size = self.size(model)
         if model == "benders":
             return size
-        f, d = self.f, self.data
+        f, d = self.limits, self.data
         budget = min(f.MAX_MODEL_BYTES, available_bytes())
         secs = None if not nnz_per_second else size["nnz"] / float(nnz_per_second)
         size["seconds"] = secs
@@ -94,7 +100,7 @@ class Statements:
         d = self.data
         requested = model
         if model == "auto":
-            if d.n_items * d.cand.size <= self.f.AUTO_ASSIGNMENT_MAX:
+            if d.n_items * d.cand.size <= self.limits.AUTO_ASSIGNMENT_MAX:
                 model = "assignment"
             else:
                 model = "benders" if allow_lazy else "radius"
@@ -112,4 +118,4 @@ class Statements:
                 raise
         if model == "assignment":
             return assignment_model(d)
-        return radius_model(d) if model == "radius" else benders_model(self.f)
+        return radius_model(d) if model == "radius" else benders_model(d)
