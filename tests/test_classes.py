@@ -21,7 +21,9 @@ MODULES = _modules()
 
 
 def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements run at import, through ``if`` / ``try`` / ``with`` blocks (not into functions or classes)."""
+    """The statements run at import, through ``if`` / ``try`` / ``with`` blocks (not into functions or classes);
+    ``if TYPE_CHECKING:`` blocks included: a circle of imports through type hints alone is still two modules
+    that cannot be read, changed or tested apart."""
     out: list[ast.stmt] = []
     for node in body:
         out.append(node)
@@ -55,28 +57,12 @@ def test_the_self_check_sees_a_function_taking_self():
     assert found == ["f"]
 
 
-def _import_time(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Module-level statements, ``if TYPE_CHECKING:`` blocks included: a circle through type hints alone is
-    still two modules that cannot be read, changed or tested apart."""
-    out: list[ast.stmt] = []
-    for node in body:
-        if isinstance(node, ast.If):
-            out += _import_time(node.body) + _import_time(node.orelse)
-        elif isinstance(node, ast.Try):
-            out += _import_time(node.body) + _import_time(node.orelse) + _import_time(node.finalbody)
-            for h in node.handlers:
-                out += _import_time(h.body)
-        else:
-            out.append(node)
-    return out
-
-
 def _sibling_imports(rel: str, tree: ast.Module, siblings: set[str]) -> set[str]:
     """Modules of the same package (by file stem; the package's ``__init__`` left out) this module imports at
     module level (function-level imports left out)."""
     package = "benchsel." + ".".join(rel.split("/")[:-1])
     out: set[str] = set()
-    for node in _import_time(tree.body):
+    for node in _module_level(tree.body):
         if isinstance(node, ast.ImportFrom):
             if node.level == 1:
                 base = node.module
