@@ -52,8 +52,7 @@ from .saved import (
     _arr,
     _decode,
     _num,
-    _read_arrays,
-    _read_meta,
+    read_saved,
     fingerprint_scores,
     save_compressed,
     source_scores,
@@ -358,9 +357,8 @@ def load_compressed(path: str | Path, *, check: bool = True) -> Any:
     """
 
     folder = Path(path)
-    meta = _read_meta(folder)
+    meta, z = read_saved(folder, check)
     where = repr(str(folder / META))
-    z = _read_arrays(folder / ARRAYS)
     try:
         scores = np.asarray(z["source_scores"], dtype=float)
         stored = np.asarray(z["source_predictions"], dtype=float)
@@ -368,7 +366,7 @@ def load_compressed(path: str | Path, *, check: bool = True) -> Any:
         src, sel, est_meta = meta["source"], meta["selection"], meta["estimator"]
         n_items = int(meta["n_items"])
         params = {k: _decode(v, z) for k, v in est_meta["params"].items()}
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, RecursionError) as e:
         raise InvalidInputError(f"path: {where} is a damaged saved compression (missing or bad {e})") from None
     if fingerprint_scores(scores) != src.get("fingerprint"):
         raise InvalidInputError(f"path: the source scores in {str(folder / ARRAYS)!r} do not match the fingerprint "
