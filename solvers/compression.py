@@ -52,8 +52,8 @@ from .saved import (
     _arr,
     _decode,
     _num,
-    read_saved,
     fingerprint_scores,
+    read_saved,
     save_compressed,
     source_scores,
 )

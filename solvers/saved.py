@@ -56,8 +56,18 @@ from benchsel.formulations.core.untrusted import convert, read_json, read_npz_me
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMAT", "VERSION", "SavedMeta", "SourceScores", "align_scores", "estimate_table", "fingerprint_scores",
-           "save_digest", "save_compressed", "source_scores"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "SavedMeta",
+    "SourceScores",
+    "align_scores",
+    "estimate_table",
+    "fingerprint_scores",
+    "save_compressed",
+    "save_digest",
+    "source_scores",
+]
 
 FORMAT = "benchsel-compression"
 VERSION = 1
@@ -348,7 +358,7 @@ def check_out_folder(out: Path, name: str) -> None:
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"{name}: {str(out)!r} is a file; a saved compression is a folder")
     for f in (META, ARRAYS):
-        if (out / f).is_dir() or (out / f).is_symlink() and not (out / f).exists():
+        if (out / f).is_dir() or ((out / f).is_symlink() and not (out / f).exists()):
             raise InvalidInputError(f"{name}: {str(out / f)!r} is a folder or a broken link; a saved compression "
                                     f"writes a file there (remove it, or choose another folder)")
     probe = out
@@ -435,7 +445,8 @@ def read_saved(folder: Path, check: bool = True) -> tuple[dict[str, Any], dict[s
     try:
         names = _array_names(meta["estimator"].get("params", {}), [])
     except RecursionError:
-        raise InvalidInputError(f"path: {str(folder / META)!r}: field $.estimator.params is nested too deeply") from None
+        raise InvalidInputError(f"path: {str(folder / META)!r}: field $.estimator.params is nested too "
+                                "deeply") from None
     arrays = read_npz_members(folder / ARRAYS, ["source_scores", "source_predictions", "items", *names],
                               what="the saved compression's arrays")
     digest = meta.get("digest")
