@@ -192,6 +192,8 @@ def _run_grid(args: argparse.Namespace, tasks: list[Any], notes: list[str], spec
     store = harness.ResultStore(out)
     where = f"Dask scheduler {args.scheduler}" if args.scheduler else f"{jobs} local job{'s' * (jobs > 1)}"
     done = store.done_keys()
+    if store.n_bad_lines:  # a resumed run: rows it cannot trust are run again
+        _err(f"benchsel: warning: {store.bad_lines.describe(store.jsonl)}")
     n_done = sum(t.key in done for t in tasks)
     _err(f"benchsel: suite {args.suite}: {len(specs)} instances, {len(tasks)} runs ({n_done} already in {out}), "
          f"time limit {time_limit:g} s, {where}")
@@ -225,7 +227,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     store = harness.ResultStore(args.dir, create=False)
     rows = harness.reference_gaps(store.rows(), warn=lambda m: _err(f"benchsel: warning: {m}"))
     if store.n_bad_lines:
-        _err(f"benchsel: warning: skipped {store.n_bad_lines} unreadable lines of {store.jsonl}")
+        _err(f"benchsel: warning: {store.bad_lines.describe(store.jsonl)}")
     if not rows:
         raise InvalidInputError(f"dir: {str(args.dir)!r} holds no finished runs")
     harness.write_rows_csv(rows, store.csv)

@@ -32,15 +32,15 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import msgspec
 import numpy as np
 
 from .errors import InvalidInputError
 
-__all__ = ["MB", "LimitError", "Limits", "convert", "current_limits", "decode_json", "file_size", "iter_lines",
-           "read_json", "read_npz_members", "text_lines", "use_limits"]
+__all__ = ["MB", "LimitError", "Limits", "capped_lines", "convert", "current_limits", "decode_json", "file_size",
+           "iter_lines", "read_json", "read_npz_members", "text_lines", "use_limits"]
 
 MB = 1 << 20
 T = TypeVar("T")
@@ -165,24 +165,31 @@ def iter_lines(path: str | Path, *, limits: Limits | None = None, what: str = "t
     except OSError as e:
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
     with fh:
-        lineno = 0
-        while True:
-            line = fh.readline(cap + 2)  # at most the cap, a "\r" and the newline
-            if not line:
-                return
-            lineno += 1
-            body = line[:-1] if line.endswith(b"\n") else line
-            body = body[:-1] if body.endswith(b"\r") else body
-            if len(body) <= cap:
-                yield lineno, body
-                continue
-            if not skip_long:
+        for lineno, (body, _, _) in enumerate(capped_lines(fh, cap), start=1):
+            if body is None and not skip_long:
                 raise _long_line(path, lineno, what, lim)
-            while not line.endswith(b"\n"):  # skip the rest of the line, a piece at a time
-                line = fh.readline(CHUNK)
-                if not line:
-                    break
-            yield lineno, None
+            yield lineno, body
+
+
+def capped_lines(fh: BinaryIO, cap: int) -> Iterator[tuple[bytes | None, int, bool]]:
+    """``(line without its newline or None when longer than cap, bytes consumed, ended by a newline)`` of an
+    open binary file, from its current position; never more than ``cap`` bytes of a line in memory."""
+    while True:
+        line = fh.readline(cap + 2)  # at most the cap, a "\r" and the newline
+        if not line:
+            return
+        n = len(line)
+        body = line[:-1] if line.endswith(b"\n") else line
+        body = body[:-1] if body.endswith(b"\r") else body
+        if len(body) <= cap:
+            yield body, n, line.endswith(b"\n")
+            continue
+        while not line.endswith(b"\n"):  # skip the rest of the line, a piece at a time
+            line = fh.readline(CHUNK)
+            if not line:
+                break
+            n += len(line)
+        yield None, n, line.endswith(b"\n")
 
 
 def _long_line(path: Path, lineno: int, what: str, lim: Limits) -> LimitError:
