@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsel.formulations.core.errors import BenchselError, InvalidInputError
-from benchsel.formulations.core.validation import check_time_limit
+from benchsel.formulations.core.validation import check_float, check_int, check_run_settings, check_time_limit
 from benchsel.instances.files import MpsInstance, load_instance, save_instance
 from benchsel.solvers.api import solve
 from benchsel.solvers.backends.mps import solve_mps
@@ -159,6 +159,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     import os
 
 
+    if args.grace is not None:  # checked before anything is planned or run
+        check_float(args.grace, "grace", low=0.0)
+    check_int(args.seeds, "seeds", low=1)
     for p in args.plugin:  # a plugin may register the suite itself: import before looking it up
         import_plugin(p)
     s = get_suite(args.suite)
@@ -290,6 +293,7 @@ def _solve_mps(args: argparse.Namespace, inst: Any) -> dict[str, Any]:
 def cmd_solve(args: argparse.Namespace) -> int:
 
 
+    check_run_settings(args.seed, args.time_limit, seed_name="seed", time_name="time-limit")
     inst = load_instance(args.file)
     if isinstance(inst, MpsInstance):
         row = _solve_mps(args, inst)

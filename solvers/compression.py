@@ -42,6 +42,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
+from benchsel.formulations.core.validation import check_run_settings
 from benchsel.formulations.estimation import get_estimator
 
 from .saved import (
@@ -313,6 +314,7 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
         ``items``, the fitted ``estimator`` and ``predict(Y_new[:, items])``.
     """
 
+    seed, time_limit = check_run_settings(seed, time_limit)  # before anything is read or solved
     s = get_selection(selection)
     A, labels, k = check_selection_input(s, Y, k, "Y")  # the one check of Y and k: what follows trusts them
     name = estimator if estimator is not None else (s.estimator or DEFAULT_ESTIMATOR)

@@ -210,7 +210,7 @@ def text_lines(path: str | Path, *, limits: Limits | None = None, what: str = "t
 
 
 # ---------------------------------------------------------------- JSON
-def _decode_error(e: Exception, where: str) -> InvalidInputError:
+def _decode_error(e: Exception, where: str, data: bytes | str | None = None) -> InvalidInputError:
     """A msgspec error as a named error: ``where``, the field (``$.a.b``), what was expected and got."""
     if isinstance(e, RecursionError):
         return InvalidInputError(f"{where}: nested too deeply to be read (expected the documented layout)")
@@ -222,10 +222,24 @@ def _decode_error(e: Exception, where: str) -> InvalidInputError:
     if isinstance(e, msgspec.ValidationError):
         at = f" field {field}" if field else ""
         return InvalidInputError(f"{where}:{at} {msg[:1].lower() + msg[1:]}")
+    bad_text = _not_utf8(data) if data is not None else ""
+    if bad_text:
+        return InvalidInputError(f"{where}: {bad_text}")
     return InvalidInputError(f"{where}: not valid JSON ({msg[:200]})")
 
 
-def decode_json(data: bytes | str, type: Any = Any, *, where: str) -> Any:
+def _not_utf8(data: bytes | str) -> str:
+    """Where ``data`` is not UTF-8 (``""`` when it is)."""
+    if isinstance(data, str):
+        return ""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})"
+    return ""
+
+
+def decode_json(data: bytes | str, type: Any = Any, *, where: str, allow_nan: bool = False) -> Any:
     """``data`` decoded as JSON of ``type`` (a ``msgspec`` type: a Struct, ``dict[str, float]``, ``Any``...).
 
     Raises
@@ -238,7 +252,23 @@ def decode_json(data: bytes | str, type: Any = Any, *, where: str) -> Any:
     try:
         return msgspec.json.decode(data, type=type, strict=True)
     except (msgspec.DecodeError, RecursionError) as e:
+        if allow_nan and isinstance(e, msgspec.DecodeError) and not isinstance(e, msgspec.ValidationError):
+            return _decode_with_nan(data, type, where, e)
+        raise _decode_error(e, where, data) from None
+
+
+def _decode_with_nan(data: bytes | str, type: Any, where: str, first: Exception) -> Any:
+    """The standard library's decoder, which reads ``NaN`` / ``Infinity`` (Python's ``json.dumps`` writes them:
+    lm-eval's logs hold them), then the type check; errors named as :func:`decode_json`."""
+    import json
+
+    try:
+        obj = json.loads(data)
+    except RecursionError as e:
         raise _decode_error(e, where) from None
+    except (ValueError, UnicodeDecodeError):
+        raise _decode_error(first, where, data) from None
+    return obj if type is Any else convert(obj, type, where=where)
 
 
 def convert(obj: Any, type: Any, *, where: str) -> Any:
@@ -249,7 +279,8 @@ def convert(obj: Any, type: Any, *, where: str) -> Any:
         raise _decode_error(e, where) from None
 
 
-def read_json(path: str | Path, type: Any = Any, *, limits: Limits | None = None, what: str = "the JSON file") -> Any:
+def read_json(path: str | Path, type: Any = Any, *, limits: Limits | None = None, what: str = "the JSON file",
+              allow_nan: bool = False) -> Any:
     """A JSON file of at most ``max_json_bytes``, decoded against ``type`` (see :func:`decode_json`)."""
     lim = current_limits(limits)
     path = Path(path)
@@ -263,7 +294,7 @@ def read_json(path: str | Path, type: Any = Any, *, limits: Limits | None = None
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
     if len(data) > lim.max_json_bytes:
         raise _too_big(f"path: {what} {str(path)!r}", len(data), "max_json_bytes", lim.max_json_bytes)
-    return decode_json(data, type, where=f"{what} {str(path)!r}")
+    return decode_json(data, type, where=f"{what} {str(path)!r}", allow_nan=allow_nan)
 
 
 # ---------------------------------------------------------------- .npz
