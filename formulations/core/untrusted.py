@@ -294,7 +294,7 @@ def read_json(path: str | Path, type: Any = Any, *, limits: Limits | None = None
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
     if len(data) > lim.max_json_bytes:
         raise _too_big(f"path: {what} {str(path)!r}", len(data), "max_json_bytes", lim.max_json_bytes)
-    return decode_json(data, type, where=f"{what} {str(path)!r}", allow_nan=allow_nan)
+    return decode_json(data, type, where=f"path: {what} {str(path)!r}", allow_nan=allow_nan)
 
 
 # ---------------------------------------------------------------- .npz
