@@ -40,7 +40,7 @@ import numpy as np
 from .errors import InvalidInputError
 
 __all__ = ["MB", "LimitError", "Limits", "capped_lines", "convert", "current_limits", "decode_json", "file_size",
-           "iter_lines", "read_json", "read_npz_members", "text_lines", "use_limits"]
+           "iter_lines", "npz_members", "read_json", "read_npz_members", "text_lines", "use_limits"]
 
 MB = 1 << 20
 T = TypeVar("T")
@@ -332,6 +332,26 @@ def _member(z: zipfile.ZipFile, name: str, path: Path, what: str, lim: Limits) -
             view[done:done + len(piece)] = piece
             done += len(piece)
     return arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
+
+
+def npz_members(path: str | Path, *, what: str = "the .npz archive") -> list[str]:
+    """The array names of an ``.npz`` file, from its zip directory (nothing decompressed)."""
+    path = Path(path)
+    file_size(path, what)
+    try:
+        with path.open("rb") as raw:
+            if raw.read(2) != b"PK":
+                raise InvalidInputError(f"path: {str(path)!r} is not {what} (not a zip file)")
+            raw.seek(0)
+            with zipfile.ZipFile(raw) as z:
+                return [n[:-4] for n in z.namelist() if n.endswith(".npy")]
+    except InvalidInputError:
+        raise
+    except OSError as e:
+        raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
+    except Exception as e:  # zipfile.BadZipFile, ...
+        raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {type(e).__name__}: {e} "
+                                "(is it truncated or damaged?)") from None
 
 
 def read_npz_members(path: str | Path, names: Iterable[str] | None = None, *, optional: Iterable[str] = (),
