@@ -19,11 +19,13 @@ files is lm-eval, one holding ``per_instance_stats.json`` HELM, one holding
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.untrusted import MB, LimitError, current_limits, file_size, iter_lines
 
 from ._itemtable import MISSING, check_choice
 from .evallogs import read_lm_eval_samples
@@ -93,6 +95,19 @@ def _apply_missing(df: pd.DataFrame, missing: str, what: str) -> pd.DataFrame:
     return df
 
 
+def _check_text_table(p: Path) -> None:
+    """Before pandas reads a ``.csv`` / ``.tsv``: the file within ``--max-array-mb`` and every line within
+    ``--max-line-mb`` (streamed, one line in memory at a time), so a file without newlines is refused by name."""
+    lim = current_limits()
+    size = file_size(p, "the score table")
+    if size > lim.max_array_bytes:
+        raise LimitError(f"path: the score table {str(p)!r} is {size / MB:.1f} MB, more than the cap of "
+                         f"{lim.max_array_bytes / MB:g} MB; raise it with --max-array-mb (Limits.max_array_bytes) "
+                         "if the file is trusted")
+    for _ in iter_lines(p, what="the score table"):
+        pass
+
+
 def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFrame:
     """A ``.csv``/``.tsv``/``.parquet`` matrix: rows are models (first column: names), columns items.
 
@@ -114,11 +129,12 @@ def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFram
         import csv
 
         sep = "\t" if p.suffix.lower() == ".tsv" else ","
+        _check_text_table(p)
         try:
             with p.open(newline="", encoding="utf-8") as fh:
                 header = next(csv.reader(fh, delimiter=sep), [])
             df = pd.read_csv(p, index_col=0, sep=sep)
-        except (ValueError, OSError, UnicodeDecodeError) as e:
+        except (ValueError, OSError, UnicodeDecodeError, csv.Error) as e:
             raise InvalidInputError(f"path: cannot read {str(p)!r} as a table: {type(e).__name__}: {e}") from None
         seen: set[str] = set()
         for h in header[1:]:  # pandas would rename a repeated column 'q1' to 'q1.1'
@@ -165,7 +181,8 @@ def _read_npz(path: Path, metric: str | None) -> pd.DataFrame:
 def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "auto",
                 metric: str | Mapping[str, str] | None = None, tasks: Sequence[str] | None = None,
                 filter: str | Mapping[str, str] | None = None, missing: str = "error", duplicates: str = "error",
-                split: str | None = None) -> pd.DataFrame:
+                split: str | None = None, jobs: int = 1, scheduler: str | None = None, progress: bool = False,
+                min_items: int | None = None) -> pd.DataFrame:
     """Read scores of any supported kind into a models x items DataFrame.
 
     Parameters
@@ -185,6 +202,15 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
     duplicates : {"error", "latest"}
     split : str, optional
         HELM's split.
+    jobs, scheduler, progress, min_items
+        lm-eval logs: model folders read by ``jobs`` processes or on a Dask
+        scheduler, a progress bar, and ``k`` refused early (see
+        :func:`~benchsel.instances.evallogs.read_lm_eval_samples`).
+
+    Files are read under the caps of
+    :func:`~benchsel.formulations.core.untrusted.current_limits` (lines,
+    JSON documents, arrays and tables; ``--max-line-mb``, ``--max-json-mb``,
+    ``--max-array-mb``).
 
     Returns
     -------
@@ -194,6 +220,9 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
     """
     check_choice(format, "format", FORMATS)
     check_choice(missing, "missing", MISSING)
+    if not isinstance(path, (str, os.PathLike, Mapping)) or isinstance(path, bytes):
+        raise InvalidInputError(f"path: expected a file or folder path (str or Path) or a mapping model -> folder, "
+                                f"got {type(path).__name__} {path!r}"[:200])
     if isinstance(path, Mapping):
         if format not in ("auto", "leaderboard"):
             raise InvalidInputError(f"path: a mapping of model folders is read as leaderboard details, not {format!r}")
@@ -205,7 +234,8 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
     if fmt == "lm-eval":
 
         df = read_lm_eval_samples(path, metric, tasks=tasks, filter=filter, missing=missing,  # type: ignore[arg-type]
-                                  duplicates=duplicates)
+                                  duplicates=duplicates, jobs=jobs, scheduler=scheduler, progress=progress,
+                                  min_items=min_items)
     elif fmt == "leaderboard":
 
         df = read_leaderboard_details(path, metric, tasks=tasks, missing=missing, duplicates=duplicates)
