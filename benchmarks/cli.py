@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsel.formulations.core.errors import BenchselError, InvalidInputError
+from benchsel.formulations.core.untrusted import MB, Limits, use_limits
 from benchsel.formulations.core.validation import check_float, check_int, check_run_settings, check_time_limit
 from benchsel.instances.files import MpsInstance, load_instance, save_instance
 from benchsel.solvers.api import solve
@@ -70,7 +71,19 @@ def _common() -> _Parser:
     p.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS,
                    help="folder of the real data (default: $BENCHSEL_DATA or ../shared/data)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors")
+    d = Limits()
+    for opt, attr, what in (("--max-line-mb", "max_line_bytes", "longest line of a .jsonl/.csv file read"),
+                            ("--max-json-mb", "max_json_bytes", "largest JSON file read"),
+                            ("--max-array-mb", "max_array_bytes", "largest array (.npz member, table) read")):
+        p.add_argument(opt, type=float, default=argparse.SUPPRESS, metavar="MB",
+                       help=f"{what} (default {getattr(d, attr) // MB}; files from outside are capped)")
     return p
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    """The caps on files read, from ``--max-line-mb`` / ``--max-json-mb`` / ``--max-array-mb``."""
+    return Limits.from_mb(getattr(args, "max_line_mb", None), getattr(args, "max_json_mb", None),
+                          getattr(args, "max_array_mb", None))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -362,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = bool(getattr(args, "debug", False))
     old_term = _terminate_as_interrupt()
     try:
-        return COMMANDS[args.command](args)
+        with use_limits(_limits(args)):
+            return COMMANDS[args.command](args)
     except BenchselError as e:
         if debug:
             raise

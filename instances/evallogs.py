@@ -396,9 +396,9 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
         n = sum(len(v) for v in cells.values())
         if min_items is not None and missing != "drop-models" and n < min_items:
             raise InvalidInputError(
-                f"k: model {models[i]!r} has {n} scored items under {str(path)!r}, and with missing={missing!r} "
-                f"the table has at most that many; k must be below the number of items (checked before reading "
-                f"the other {len(models) - 1} models)")
+                f"k: expected 1 <= k < {n}, the number of items, got k = {min_items - 1} (model {models[i]!r} has "
+                f"{n} scored items under {str(path)!r} and with missing={missing!r} the table has no more; refused "
+                f"before reading the other {len(models) - 1} models)")
 
     read = map_models(_read_model, [(by_model[m], metric, filter, limits) for m in models], jobs=jobs,
                       scheduler=scheduler, progress=progress, sizes=sizes, desc="lm-eval logs", on_result=early)
