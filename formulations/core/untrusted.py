@@ -159,11 +159,22 @@ def iter_lines(path: str | Path, *, limits: Limits | None = None, what: str = "t
     lim = current_limits(limits)
     cap = lim.max_line_bytes
     path = Path(path)
-    file_size(path, what)
+    size = file_size(path, what)
     try:
         fh = path.open("rb")
     except OSError as e:
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
+    if size <= cap:  # no line can pass the cap: read the file at once (at most the cap in memory), split it
+        with fh:
+            data = fh.read(cap + 1)
+        if len(data) <= cap:  # (the file may have grown since)
+            lines = data.split(b"\n")
+            if lines[-1] == b"":
+                lines.pop()
+            for lineno, body in enumerate(lines, start=1):
+                yield lineno, body[:-1] if body.endswith(b"\r") else body
+            return
+        fh = path.open("rb")
     with fh:
         for lineno, (body, _, _) in enumerate(capped_lines(fh, cap), start=1):
             if body is None and not skip_long:
