@@ -121,7 +121,7 @@ class RowSchema(msgspec.Struct, forbid_unknown_fields=False):
 def parse_row(raw: bytes) -> tuple[dict[str, Any] | None, str]:
     """One ``runs.jsonl`` line as a checked row, or ``(None, why)`` (the reason names the field, never the line)."""
     try:
-        row = decode_json(raw, dict[str, Any], where="row")
+        row = decode_json(raw, dict[str, Any], where="row", schema=RowSchema)
         r = convert(row, RowSchema, where="row")
     except InvalidInputError as e:
         return None, str(e)[:200]

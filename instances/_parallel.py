@@ -109,7 +109,7 @@ def _on_dask(fn: Callable[[Any], Any], items: Sequence[Any], address: str, out: 
         futures = client.map(fn, list(items), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         try:
-            for f in as_completed(futures):
+            for f in as_completed(futures, loop=client.loop):
                 i = index[f.key]
                 out[i] = f.result()
                 bar.update(weights[i])

@@ -379,9 +379,9 @@ def _read_meta(folder: Path) -> dict[str, Any]:
     if not p.is_file():
         raise InvalidInputError(f"path: {str(folder)!r} is not a saved compression: it has no {META}")
     try:
-        meta = read_json(p, what="the saved compression")
+        meta = read_json(p, what="the saved compression", schema=SavedMeta)
     except InvalidInputError as e:
-        raise InvalidInputError(f"{e} (cannot read it)") from None
+        raise type(e)(f"{e} (cannot read it)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
         raise InvalidInputError(f"path: {str(p)!r} is not a saved benchsel compression (format {got!r}, expected "

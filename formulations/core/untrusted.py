@@ -166,8 +166,8 @@ def iter_lines(path: str | Path, *, limits: Limits | None = None, what: str = "t
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
     if size <= cap:  # no line can pass the cap: read the file at once (at most the cap in memory), split it
         with fh:
-            data = fh.read(cap + 1)
-        if len(data) <= cap:  # (the file may have grown since)
+            data = fh.read(size + 1)  # (read(n) allocates n bytes: the size, not the cap)
+        if len(data) <= size:  # (the file may have grown since)
             lines = data.split(b"\n")
             if lines[-1] == b"":
                 lines.pop()
@@ -250,8 +250,11 @@ def _not_utf8(data: bytes | str) -> str:
     return ""
 
 
-def decode_json(data: bytes | str, type: Any = Any, *, where: str, allow_nan: bool = False) -> Any:
+def decode_json(data: bytes | str, type: Any = Any, *, where: str, allow_nan: bool = False,
+                schema: Any = None) -> Any:
     """``data`` decoded as JSON of ``type`` (a ``msgspec`` type: a Struct, ``dict[str, float]``, ``Any``...).
+
+    ``schema`` (a Struct) names the field of a value out of range when ``type`` is untyped (``Any``).
 
     Raises
     ------
@@ -265,6 +268,11 @@ def decode_json(data: bytes | str, type: Any = Any, *, where: str, allow_nan: bo
     except (msgspec.DecodeError, RecursionError) as e:
         if allow_nan and isinstance(e, msgspec.DecodeError) and not isinstance(e, msgspec.ValidationError):
             return _decode_with_nan(data, type, where, e)
+        if schema is not None and isinstance(e, msgspec.ValidationError):  # name the field: decode by the schema
+            try:
+                msgspec.json.decode(data, type=schema, strict=True)
+            except (msgspec.DecodeError, RecursionError) as e2:
+                raise _decode_error(e2, where, data) from None
         raise _decode_error(e, where, data) from None
 
 
@@ -291,7 +299,7 @@ def convert(obj: Any, type: Any, *, where: str) -> Any:
 
 
 def read_json(path: str | Path, type: Any = Any, *, limits: Limits | None = None, what: str = "the JSON file",
-              allow_nan: bool = False) -> Any:
+              allow_nan: bool = False, schema: Any = None) -> Any:
     """A JSON file of at most ``max_json_bytes``, decoded against ``type`` (see :func:`decode_json`)."""
     lim = current_limits(limits)
     path = Path(path)
@@ -300,12 +308,12 @@ def read_json(path: str | Path, type: Any = Any, *, limits: Limits | None = None
         raise _too_big(f"path: {what} {str(path)!r}", size, "max_json_bytes", lim.max_json_bytes)
     try:
         with path.open("rb") as fh:
-            data = fh.read(lim.max_json_bytes + 1)  # the file may grow between stat and read
+            data = fh.read(size + 1)  # read(n) allocates n bytes: the size, not the cap
     except OSError as e:
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
-    if len(data) > lim.max_json_bytes:
+    if len(data) > size:  # it grew between stat and read
         raise _too_big(f"path: {what} {str(path)!r}", len(data), "max_json_bytes", lim.max_json_bytes)
-    return decode_json(data, type, where=f"path: {what} {str(path)!r}", allow_nan=allow_nan)
+    return decode_json(data, type, where=f"path: {what} {str(path)!r}", allow_nan=allow_nan, schema=schema)
 
 
 # ---------------------------------------------------------------- .npz
