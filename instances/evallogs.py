@@ -265,8 +265,8 @@ def _read_all(lines: list[tuple[int, bytes]], path: Path) -> list[tuple[int, dic
         if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
             return None
         known = tuple(names)
-        docs = msgspec.json.decode(b"[" + b",".join(raw for _, raw in lines[1:]) + b"]",
-                                   type=list[_line_type(known)])
+        many: Any = list[_line_type(known)]  # type: ignore[misc]  # a Struct made at run time
+        docs = msgspec.json.decode(b"[" + b",".join(raw for _, raw in lines[1:]) + b"]", type=many)
     except (msgspec.DecodeError, RecursionError):
         return None
     if "doc_id" not in first:

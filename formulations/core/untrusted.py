@@ -171,8 +171,8 @@ def iter_lines(path: str | Path, *, limits: Limits | None = None, what: str = "t
             lines = data.split(b"\n")
             if lines[-1] == b"":
                 lines.pop()
-            for lineno, body in enumerate(lines, start=1):
-                yield lineno, body[:-1] if body.endswith(b"\r") else body
+            for lineno, line in enumerate(lines, start=1):
+                yield lineno, line[:-1] if line.endswith(b"\r") else line
             return
         fh = path.open("rb")
     with fh:
@@ -342,7 +342,7 @@ def _member(z: zipfile.ZipFile, name: str, path: Path, what: str, lim: Limits) -
             raise InvalidInputError(f"path: {where}: its header declares {nbytes} bytes of data but the member holds "
                                     f"{info.file_size} (a damaged file)")
         arr = np.empty(count, dtype=dtype)
-        view = memoryview(arr.reshape(-1).view(np.uint8)) if nbytes else memoryview(b"")
+        view = memoryview(arr.reshape(-1).view(np.uint8).data) if nbytes else memoryview(b"")
         done = 0
         while done < nbytes:  # in pieces: never a second copy of the whole member
             piece = fh.read(min(CHUNK * 16, nbytes - done))
