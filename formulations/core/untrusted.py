@@ -353,9 +353,9 @@ def _member(z: zipfile.ZipFile, name: str, path: Path, what: str, lim: Limits) -
     return arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
 
 
-def npz_members(path: str | Path, *, what: str = "the .npz archive") -> list[str]:
-    """The array names of an ``.npz`` file, from its zip directory (nothing decompressed)."""
-    path = Path(path)
+@contextlib.contextmanager
+def _zip(path: Path, what: str) -> Iterator[zipfile.ZipFile]:
+    """An ``.npz`` file open as a zip archive; any failure inside (a bad zip, a damaged member) a named error."""
     file_size(path, what)
     try:
         with path.open("rb") as raw:
@@ -363,14 +363,20 @@ def npz_members(path: str | Path, *, what: str = "the .npz archive") -> list[str
                 raise InvalidInputError(f"path: {str(path)!r} is not {what} (not a zip file)")
             raw.seek(0)
             with zipfile.ZipFile(raw) as z:
-                return [n[:-4] for n in z.namelist() if n.endswith(".npy")]
+                yield z
     except InvalidInputError:
         raise
     except OSError as e:
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
-    except Exception as e:  # zipfile.BadZipFile, ...
+    except Exception as e:  # zipfile.BadZipFile, zlib.error, ValueError (a bad .npy header), EOFError, ...
         raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {type(e).__name__}: {e} "
                                 "(is it truncated or damaged?)") from None
+
+
+def npz_members(path: str | Path, *, what: str = "the .npz archive") -> list[str]:
+    """The array names of an ``.npz`` file, from its zip directory (nothing decompressed)."""
+    with _zip(Path(path), what) as z:
+        return [n[:-4] for n in z.namelist() if n.endswith(".npy")]
 
 
 def read_npz_members(path: str | Path, names: Iterable[str] | None = None, *, optional: Iterable[str] = (),
@@ -389,31 +395,18 @@ def read_npz_members(path: str | Path, names: Iterable[str] | None = None, *, op
     """
     lim = current_limits(limits)
     path = Path(path)
-    file_size(path, what)
     out: dict[str, np.ndarray] = {}
-    try:
-        with path.open("rb") as raw:
-            if raw.read(2) != b"PK":
-                raise InvalidInputError(f"path: {str(path)!r} is not {what} (not a zip file)")
-            raw.seek(0)
-            with zipfile.ZipFile(raw) as z:
-                members = [n[:-4] for n in z.namelist() if n.endswith(".npy")]
-                opt = set(optional)
-                want = members if names is None else list(dict.fromkeys([*names, *opt]))
-                have = set(members)
-                lack = [n for n in want if n not in have and n not in opt]
-                if lack:
-                    names_txt = ", ".join(map(repr, lack))
-                    raise InvalidInputError(f"path: {what} {str(path)!r} lacks the array(s) {names_txt} (it has "
-                                            f"{', '.join(map(repr, members[:12]))})")
-                for n in want:
-                    if n in have:
-                        out[n] = _member(z, n, path, what, lim)
-    except InvalidInputError:
-        raise
-    except OSError as e:
-        raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {e.strerror or e}") from None
-    except Exception as e:  # zipfile.BadZipFile, zlib.error, ValueError (a bad .npy header), EOFError, ...
-        raise InvalidInputError(f"path: cannot read {what} {str(path)!r}: {type(e).__name__}: {e} "
-                                "(is it truncated or damaged?)") from None
+    with _zip(path, what) as z:
+        members = [n[:-4] for n in z.namelist() if n.endswith(".npy")]
+        opt = set(optional)
+        want = members if names is None else list(dict.fromkeys([*names, *opt]))
+        have = set(members)
+        lack = [n for n in want if n not in have and n not in opt]
+        if lack:
+            names_txt = ", ".join(map(repr, lack))
+            raise InvalidInputError(f"path: {what} {str(path)!r} lacks the array(s) {names_txt} (it has "
+                                    f"{', '.join(map(repr, members[:12]))})")
+        for n in want:
+            if n in have:
+                out[n] = _member(z, n, path, what, lim)
     return out
