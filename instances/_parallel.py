@@ -72,22 +72,38 @@ def map_models(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1, sched
     return out
 
 
+def _chunks(n: int, workers: int) -> list[range]:
+    """Consecutive index ranges, about 4 per worker: fewer, larger tasks (less inter-process traffic)."""
+    size = max(1, -(-n // (4 * workers)))
+    return [range(i, min(n, i + size)) for i in range(0, n, size)]
+
+
+def _apply(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
+    """``[fn(x) for x in chunk]`` (one worker task)."""
+    return [fn(x) for x in chunk]
+
+
+def _collect(rng: range, results: list[Any], out: list[Any], bar: Any, weights: list[int],
+             on_result: Callable[[int, Any], None] | None) -> None:
+    for i, r in zip(rng, results):
+        out[i] = r
+        bar.update(weights[i])
+        if on_result is not None:
+            on_result(i, r)
+
+
 def _in_processes(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int, out: list[Any], bar: Any,
                   weights: list[int], on_result: Callable[[int, Any], None] | None) -> None:
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 
     with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool:
-        futures = {pool.submit(fn, x): i for i, x in enumerate(items)}
+        futures = {pool.submit(_apply, fn, [items[i] for i in rng]): rng for rng in _chunks(len(items), jobs)}
         pending = set(futures)
         try:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_EXCEPTION)
                 for f in done:
-                    i = futures[f]
-                    out[i] = f.result()  # raises the worker's error as it is
-                    bar.update(weights[i])
-                    if on_result is not None:
-                        on_result(i, out[i])
+                    _collect(futures[f], f.result(), out, bar, weights, on_result)  # a worker's error as it is
         except BaseException:
             for f in pending:
                 f.cancel()
@@ -106,15 +122,13 @@ def _on_dask(fn: Callable[[Any], Any], items: Sequence[Any], address: str, out: 
     except (OSError, TimeoutError, ValueError) as e:
         raise InvalidInputError(f"scheduler: cannot connect to the Dask scheduler {address!r}: {e}") from None
     try:
-        futures = client.map(fn, list(items), pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
+        workers = max(1, sum(client.nthreads().values()))
+        ranges = _chunks(len(items), workers)
+        futures = [client.submit(_apply, fn, [items[i] for i in rng], pure=False) for rng in ranges]
+        index = {f.key: rng for f, rng in zip(futures, ranges)}
         try:
             for f in as_completed(futures, loop=client.loop):
-                i = index[f.key]
-                out[i] = f.result()
-                bar.update(weights[i])
-                if on_result is not None:
-                    on_result(i, out[i])
+                _collect(index[f.key], f.result(), out, bar, weights, on_result)
         except BaseException:
             client.cancel(futures)
             raise

@@ -429,7 +429,7 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
             raise InvalidInputError(
                 f"k: expected 1 <= k < {n}, the number of items, got k = {min_items - 1} (model {models[i]!r} has "
                 f"{n} scored items under {str(path)!r} and with missing={missing!r} the table has no more; refused "
-                f"before reading the other {len(models) - 1} models)")
+                f"as soon as it was read, before the rest of the {len(models)} models)")
 
     read = map_models(_read_model, [(by_model[m], metric, filter, limits) for m in models], jobs=jobs,
                       scheduler=scheduler, progress=progress, sizes=sizes, desc="lm-eval logs", on_result=early)

@@ -347,7 +347,7 @@ def test_reading_on_a_dask_cluster_gives_the_same_table(tmp_path):
 def test_k_is_refused_after_the_first_model(tmp_path):
     out = _logs(tmp_path, 4)
     with pytest.raises(InvalidInputError, match=r"k: expected 1 <= k < 21, the number of items, got k = 50 .*"
-                                                r"before reading the other 3 models"):
+                                                r"before the rest of the 4 models"):
         read_lm_eval_samples(out, "acc", min_items=51)
 
 
