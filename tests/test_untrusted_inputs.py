@@ -410,3 +410,12 @@ def test_read_json_of_a_folder_or_a_missing_file(tmp_path):
         read_json(tmp_path)
     with pytest.raises(InvalidInputError, match="cannot read the JSON file"):
         read_json(tmp_path / "none.json")
+
+
+def test_compress_reads_with_jobs_and_saves_the_same_compression(tmp_path, capsys):
+    out = _logs(tmp_path, 6)
+    for jobs in ("1", "2"):
+        assert main(["compress", str(out), "--k", "4", "--metric", "acc", "--out", str(tmp_path / f"c{jobs}"),
+                     "--jobs", jobs, "--no-progress"]) == 0
+    a, b = (json.loads((tmp_path / f"c{j}" / "compression.json").read_text()) for j in ("1", "2"))
+    assert a["items"] == b["items"] and a["source"]["fingerprint"] == b["source"]["fingerprint"]
