@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from benchsel.formulations.core.errors import BenchselError, InvalidInputError
-from benchsel.formulations.core.validation import check_time_limit
+from benchsel.formulations.core.untrusted import MB, Limits, use_limits
+from benchsel.formulations.core.validation import check_float, check_int, check_run_settings, check_time_limit
 from benchsel.instances.files import MpsInstance, load_instance, save_instance
 from benchsel.solvers.api import solve
 from benchsel.solvers.backends.mps import solve_mps
@@ -70,7 +71,19 @@ def _common() -> _Parser:
     p.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS,
                    help="folder of the real data (default: $BENCHSEL_DATA or ../shared/data)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors")
+    d = Limits()
+    for opt, attr, what in (("--max-line-mb", "max_line_bytes", "longest line of a .jsonl/.csv file read"),
+                            ("--max-json-mb", "max_json_bytes", "largest JSON file read"),
+                            ("--max-array-mb", "max_array_bytes", "largest array (.npz member, table) read")):
+        p.add_argument(opt, type=float, default=argparse.SUPPRESS, metavar="MB",
+                       help=f"{what} (default {getattr(d, attr) // MB}; files from outside are capped)")
     return p
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    """The caps on files read, from ``--max-line-mb`` / ``--max-json-mb`` / ``--max-array-mb``."""
+    return Limits.from_mb(getattr(args, "max_line_mb", None), getattr(args, "max_json_mb", None),
+                          getattr(args, "max_array_mb", None))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,6 +172,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     import os
 
 
+    if args.grace is not None:  # checked before anything is planned or run
+        check_float(args.grace, "grace", low=0.0)
+    check_int(args.seeds, "seeds", low=1)
     for p in args.plugin:  # a plugin may register the suite itself: import before looking it up
         import_plugin(p)
     s = get_suite(args.suite)
@@ -192,6 +208,8 @@ def _run_grid(args: argparse.Namespace, tasks: list[Any], notes: list[str], spec
     store = harness.ResultStore(out)
     where = f"Dask scheduler {args.scheduler}" if args.scheduler else f"{jobs} local job{'s' * (jobs > 1)}"
     done = store.done_keys()
+    if store.n_bad_lines:  # a resumed run: rows it cannot trust are run again
+        _err(f"benchsel: warning: {store.bad_lines.describe(store.jsonl)}")
     n_done = sum(t.key in done for t in tasks)
     _err(f"benchsel: suite {args.suite}: {len(specs)} instances, {len(tasks)} runs ({n_done} already in {out}), "
          f"time limit {time_limit:g} s, {where}")
@@ -225,7 +243,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     store = harness.ResultStore(args.dir, create=False)
     rows = harness.reference_gaps(store.rows(), warn=lambda m: _err(f"benchsel: warning: {m}"))
     if store.n_bad_lines:
-        _err(f"benchsel: warning: skipped {store.n_bad_lines} unreadable lines of {store.jsonl}")
+        _err(f"benchsel: warning: {store.bad_lines.describe(store.jsonl)}")
     if not rows:
         raise InvalidInputError(f"dir: {str(args.dir)!r} holds no finished runs")
     harness.write_rows_csv(rows, store.csv)
@@ -288,6 +306,7 @@ def _solve_mps(args: argparse.Namespace, inst: Any) -> dict[str, Any]:
 def cmd_solve(args: argparse.Namespace) -> int:
 
 
+    check_run_settings(args.seed, args.time_limit, seed_name="seed", time_name="time-limit")
     inst = load_instance(args.file)
     if isinstance(inst, MpsInstance):
         row = _solve_mps(args, inst)
@@ -356,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = bool(getattr(args, "debug", False))
     old_term = _terminate_as_interrupt()
     try:
-        return COMMANDS[args.command](args)
+        with use_limits(_limits(args)):
+            return COMMANDS[args.command](args)
     except BenchselError as e:
         if debug:
             raise

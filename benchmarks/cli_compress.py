@@ -7,6 +7,7 @@
                       [--tasks PATTERN ...]
                       [--missing error|drop-items|drop-models] [--duplicates error|latest]
                       [--format auto|lm-eval|leaderboard|helm|table|npz] [--force]
+                      [--jobs N | --scheduler ADDRESS] [--no-progress] [--max-line-mb MB] [...]
     benchsel estimate DIR NEW_SCORES [--metric ...] [--filter F] [--format ...] [--json]
 
 ``SCORES`` is an lm-evaluation-harness output folder (``--log_samples``), a
@@ -29,10 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.validation import check_float, check_int, check_run_settings
+from benchsel.formulations.estimation import get_estimator
 from benchsel.instances.evallogs import parse_item_label, write_items_csv, write_samples_json
 from benchsel.instances.scorefiles import load_scores
 from benchsel.solvers.compression import DEFAULT_ESTIMATOR, DEFAULT_SELECTION, compress, load_compressed
-from benchsel.solvers.saved import ARRAYS, META, estimate_table
+from benchsel.solvers.saved import ARRAYS, META, check_out_folder, estimate_table
+from benchsel.solvers.selections import get_selection
 
 __all__ = ["COMMANDS", "add_commands", "cmd_compress", "cmd_estimate"]
 
@@ -56,6 +60,11 @@ def _reader_options(p: argparse.ArgumentParser, *, defaults_from_saved: bool) ->
                    help="a cell missing for some models: refuse (default), or drop the incomplete items or models")
     p.add_argument("--duplicates", default="error", choices=("error", "latest"),
                    help="two logs of one task for one model: refuse (default) or keep the latest")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="read lm-eval model folders with N processes (default 1; the table is the same)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="read lm-eval model folders on this Dask scheduler (tcp://host:8786; the same table)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar while reading")
 
 
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -108,7 +117,8 @@ def _by_task(values: list[str] | None, what: str) -> str | dict[str, str] | None
     return out
 
 
-def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks: list[str] | None) -> Any:
+def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks: list[str] | None,
+          min_items: int | None = None) -> Any:
 
     fmt = args.format or saved.get("format") or "auto"
     metric = _by_task(args.metric, "metric") if args.metric else saved.get("metric")
@@ -116,7 +126,8 @@ def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks:
     split = args.split if args.split is not None else saved.get("split")
     _err(f"reading {str(path)!r} ({fmt}{f', metric {metric}' if metric else ''})")
     df = load_scores(path, format=fmt, metric=metric, tasks=tasks, filter=filt, missing=args.missing,
-                     duplicates=args.duplicates, split=split)
+                     duplicates=args.duplicates, split=split, jobs=args.jobs, scheduler=args.scheduler,
+                     progress=not args.no_progress and sys.stderr.isatty(), min_items=min_items)
     for key, what in (("dropped_items", "items"), ("dropped_models", "models")):
         dropped = df.attrs.get(key) or []
         if dropped:
@@ -128,11 +139,16 @@ def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks:
 def cmd_compress(args: argparse.Namespace) -> int:
 
     out: Path = args.out
+    # every option checked before anything is read
+    check_run_settings(args.seed, args.time_limit, seed_name="seed", time_name="time-limit")
+    k = check_int(args.k, "k", low=1)
+    check_int(args.jobs, "jobs", low=1)
+    check_out_folder(out, "out")
     if (out / META).exists() and not args.force:
         raise InvalidInputError(f"out: {str(out)!r} already holds a saved compression; pass --force to replace it")
-    if out.exists() and not out.is_dir():
-        raise InvalidInputError(f"out: {str(out)!r} is a file; expected a folder")
-    df = _read(args.scores, args, {}, tasks=args.tasks)
+    get_selection(args.selection)
+    get_estimator(args.estimator or DEFAULT_ESTIMATOR)
+    df = _read(args.scores, args, {}, tasks=args.tasks, min_items=k + 1)
     _err(f"scores: {df.shape[0]} models x {df.shape[1]} items")
     estimator = args.estimator or DEFAULT_ESTIMATOR
     c = compress(df, k=args.k, selection=args.selection, estimator=estimator, seed=args.seed,
@@ -167,6 +183,8 @@ def _fmt(v: float) -> str:
 
 def cmd_estimate(args: argparse.Namespace) -> int:
 
+    check_float(args.alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_int(args.jobs, "jobs", low=1)
     _err(f"loading {str(args.dir)!r} (refitting its estimator on the stored source scores)")
     c = load_compressed(args.dir)
     reader = dict(c.source.reader)

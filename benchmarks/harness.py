@@ -47,7 +47,7 @@ from typing import Any
 from tqdm import tqdm
 
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.core.validation import check_int
+from benchsel.formulations.core.validation import check_float, check_int
 
 from .gaps import GAP_TOL, reference_gaps
 from .isolation import (
@@ -160,8 +160,8 @@ def execute(tasks: Sequence[Task], store: ResultStore, *, jobs: int = 1, schedul
         ``python`` subprocess (as on a Dask worker).
     """
     jobs = check_int(jobs, "jobs", low=1)
-    if grace is not None and (not isinstance(grace, (int, float)) or grace < 0):
-        raise InvalidInputError(f"grace: expected a non-negative number of seconds, got {grace!r}")
+    if grace is not None:
+        grace = check_float(grace, "grace", low=0.0)  # NaN and infinity refused here, not in a child process
     if isolation not in ("fork", "subprocess"):
         raise InvalidInputError(f"isolation: expected 'fork' or 'subprocess', got {isolation!r}")
     done = store.done_keys()

@@ -31,6 +31,16 @@ folder): every run is executed once in total.
 
 The guarantee needs ``fcntl`` locks (POSIX; on NFS, a server with lock
 support). Without ``fcntl`` (Windows) one writer per folder is assumed.
+
+**Reading** treats ``runs.jsonl`` as a file from outside: lines are read with
+a cap on their length (``--max-line-mb``), each row is decoded and checked
+against :class:`RowSchema` (types and ranges of the fields the harness and the
+reports use; every other field a scalar). A row that cannot be read (not
+UTF-8, not JSON, nested, a number out of range, longer than the cap) or is
+invalid (``"objective": "abc"``, a feasible run without a finite objective)
+is skipped and counted, never fatal and never counted as a result:
+:attr:`ResultStore.bad_lines` says how many and where (line numbers and the
+reason, never the line itself).
 """
 from __future__ import annotations
 
@@ -45,16 +55,18 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.untrusted import capped_lines, convert, current_limits, decode_json
 
 from .gaps import reference_gaps
 from .tasks import row_key
 
-__all__ = ["CORE_COLUMNS", "ResultStore", "ordered_columns", "write_rows_csv"]
+__all__ = ["CORE_COLUMNS", "BadLines", "ResultStore", "RowSchema", "ordered_columns", "parse_row", "write_rows_csv"]
 
 try:  # POSIX
     import fcntl as _fcntl
@@ -71,6 +83,78 @@ CORE_COLUMNS = (
     "objective", "bound", "gap", "reference", "reference_value", "own_gap", "seconds", "wall_seconds", "feasible",
     "termination", "n_selected", "retention", "error", "retry", "fingerprint", "host", "executor", "finished_at",
 )
+
+
+Seconds = Annotated[float, msgspec.Meta(ge=0)]
+
+
+class RowSchema(msgspec.Struct, forbid_unknown_fields=False):
+    """The fields of a ``runs.jsonl`` row that the harness and the reports rely on, with types and ranges."""
+
+    instance: str
+    method: str
+    fingerprint: str
+    seed: Annotated[int, msgspec.Meta(ge=0)]
+    time_limit: Annotated[float, msgspec.Meta(gt=0)] | None
+    suite: str = ""
+    formulation: str = ""
+    sense: str | None = None
+    kind: str | None = None
+    options: str | None = None
+    n_items: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    objective: float | None = None
+    bound: float | None = None
+    gap: float | None = None
+    own_gap: float | None = None
+    reference_value: float | None = None
+    seconds: Seconds | None = None
+    wall_seconds: Seconds | None = None
+    feasible: bool | None = None
+    termination: str | None = None
+    n_selected: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    retention: float | None = None
+    error: str | None = None
+    retry: bool = False
+    selection: str | None = None
+
+
+def parse_row(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+    """One ``runs.jsonl`` line as a checked row, or ``(None, why)`` (the reason names the field, never the line)."""
+    try:
+        row = decode_json(raw, dict[str, Any], where="row", schema=RowSchema)
+        r = convert(row, RowSchema, where="row")
+    except InvalidInputError as e:
+        return None, str(e)[:200]
+    for k, v in row.items():
+        if isinstance(v, (dict, list)):
+            return None, f"row: field $.{k[:40]}: expected a scalar, got a {type(v).__name__}"
+    if r.feasible and (r.objective is None or not math.isfinite(r.objective)):
+        return None, "row: field $.objective: a feasible run needs a finite objective, got null"
+    return row, ""
+
+
+class BadLines:
+    """Unreadable or invalid lines of ``runs.jsonl`` met by the last read: how many, and the first few (line, why)."""
+
+    KEEP = 5
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[tuple[int, str]] = []
+
+    def add(self, lineno: int, why: str) -> None:
+        self.count += 1
+        if len(self.first) < self.KEEP:
+            self.first.append((lineno, why))
+
+    def describe(self, path: Path) -> str:
+        """``"3 unreadable or invalid rows of runs.jsonl skipped (line 4: ...; line 9: ...)"``, or ``""``."""
+        if not self.count:
+            return ""
+        where = "; ".join(f"line {n}: {why}" for n, why in self.first)
+        more = ", ..." if self.count > len(self.first) else ""
+        return (f"{self.count} unreadable or invalid row{'s' * (self.count > 1)} of {str(path)!r} skipped, not "
+                f"counted as results ({where}{more})")
 
 
 def _scalar(v: Any) -> Any:
@@ -133,7 +217,7 @@ class ResultStore:
                 f"dir: {str(self.dir)!r} holds no benchsel results ({self.JSONL} missing); run 'benchsel run' first"
             )
         self._lock = threading.RLock()
-        self.n_bad_lines = 0
+        self.bad_lines = BadLines()
         self.owner = {"host": platform.node(), "pid": os.getpid(), "start": _proc_start(os.getpid()),
                       "token": uuid.uuid4().hex}
         self._held: dict[str, Path] = {}
@@ -166,23 +250,30 @@ class ResultStore:
             os.close(fd)  # closing drops the lock
 
     # ---------------------------------------------------------------- rows
+    @property
+    def n_bad_lines(self) -> int:
+        """How many lines the last :meth:`rows` skipped (unreadable or invalid)."""
+        return self.bad_lines.count
+
     def rows(self) -> list[dict[str, Any]]:
-        """Every stored row, the latest per run, in first-seen order."""
+        """Every valid stored row, the latest per run, in first-seen order; bad lines counted in :attr:`bad_lines`."""
         out: dict[str, dict[str, Any]] = {}
-        self.n_bad_lines = 0
+        self.bad_lines = bad = BadLines()
         if not self.jsonl.is_file():
             return []
-        with self._flock(self.dir / self.LOCK, shared=True), self.jsonl.open() as fh:
-            for line in fh:
-                if not line.strip():
+        cap = current_limits().max_line_bytes
+        with self._flock(self.dir / self.LOCK, shared=True), self.jsonl.open("rb") as fh:
+            for lineno, (raw, _, _) in enumerate(capped_lines(fh, cap), start=1):
+                if raw is None:
+                    bad.add(lineno, f"longer than the cap of {cap} bytes (--max-line-mb)")
                     continue
-                try:
-                    row = json.loads(line)
-                    key = row_key(row)
-                except (ValueError, KeyError, TypeError):
-                    self.n_bad_lines += 1  # e.g. a line cut short by a crash
+                if not raw.strip():
                     continue
-                out[key] = row
+                row, why = parse_row(raw)
+                if row is None:  # e.g. a line cut short by a crash, or edited by hand
+                    bad.add(lineno, why)
+                    continue
+                out[row_key(row)] = row
         return list(out.values())
 
     def done_keys(self) -> set[str]:
@@ -251,17 +342,16 @@ class ResultStore:
         ident = (st.st_dev, st.st_ino)
         if ident != self._seen_id or st.st_size < self._seen_pos:
             self._seen, self._seen_pos, self._seen_id = {}, 0, ident
+        cap = current_limits().max_line_bytes
         with self._flock(self.dir / self.LOCK, shared=True), open(self.jsonl, "rb") as fh:
             fh.seek(self._seen_pos)
-            data = fh.read()
-        end = data.rfind(b"\n") + 1  # whole lines only
-        for line in data[:end].splitlines():
-            try:
-                row = json.loads(line)
-                self._seen[row_key(row)] = bool(row.get("retry"))
-            except (ValueError, KeyError, TypeError):
-                continue
-        self._seen_pos += end
+            for raw, n, complete in capped_lines(fh, cap):
+                if not complete:  # a line still being written (or torn): read again next time
+                    break
+                self._seen_pos += n
+                row = parse_row(raw)[0] if raw is not None else None
+                if row is not None:
+                    self._seen[row_key(row)] = bool(row.get("retry"))
         return self._seen
 
     # -------------------------------------------------------------- claims

@@ -30,6 +30,7 @@ items of a compression as that JSON file and as a plain CSV.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -38,9 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.untrusted import Limits, current_limits, decode_json, iter_lines, read_json, use_limits
 
 from ._itemtable import DUPLICATES, assemble, check_choice, item_label, match_tasks
+from ._parallel import map_models
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,6 +90,12 @@ class SampleLog:
     date: str
 
 
+class _ResultsFile(msgspec.Struct):
+    """The one field of ``results_<date>.json`` the reader uses (any JSON object; other fields skipped)."""
+
+    model_name: Any = None
+
+
 def _model_name(folder: Path, date: str, cache: dict[Path, dict[str, str]]) -> str:
     """The model of a run: ``model_name`` of the results file of the same date beside the sample logs."""
     if folder not in cache:
@@ -94,12 +105,12 @@ def _model_name(folder: Path, date: str, cache: dict[Path, dict[str, str]]) -> s
             if m is None:
                 continue
             try:
-                data = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValueError) as e:
+                data = read_json(p, _ResultsFile, what="the lm-eval results file", allow_nan=True)
+            except InvalidInputError:
                 if p.name.startswith("results_"):
-                    raise InvalidInputError(f"path: cannot read the lm-eval results file {str(p)!r}: {e}") from None
+                    raise
                 continue
-            name = data.get("model_name") if isinstance(data, dict) else None
+            name = data.model_name
             if isinstance(name, str) and name:
                 names[m.group("date")] = name
         cache[folder] = names
@@ -157,7 +168,11 @@ def _number(v: Any, metric: str, where: str) -> float:
     if isinstance(v, bool):
         return float(v)
     if isinstance(v, (int, float)):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:
+            raise InvalidInputError(f"metric: {metric!r} at {where} is a number too large for a float (a "
+                                    f"{len(str(v))}-digit integer)") from None
     kind = type(v).__name__
     raise InvalidInputError(
         f"metric: {metric!r} at {where} is not one number per document (got a {kind}: {str(v)[:60]}); "
@@ -172,33 +187,101 @@ def _metrics_of(obj: Mapping[str, Any]) -> list[str]:
     return [k for k in obj if k not in SAMPLE_FIELDS]
 
 
+@functools.lru_cache(maxsize=256)
+def _line_type(metrics: tuple[str, ...]) -> Any:
+    """A msgspec Struct decoding the fields of a logged document the reader uses, skipping the rest (the
+    prompt, the responses): ``doc_id``, ``filter``, ``metrics`` and the metric fields ``metrics`` names."""
+    fields: list[Any] = [("doc_id", Any, msgspec.UNSET), ("filter", Any, None), ("metrics", Any, None)]
+    fields += [(f"m{i}", Any, msgspec.UNSET) for i in range(len(metrics))]
+    rename = {f"m{i}": m for i, m in enumerate(metrics)}
+    return msgspec.defstruct("LoggedDocument", fields, rename=rename)
+
+
+def _as_dict(doc: Any, metrics: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if doc.doc_id is not msgspec.UNSET:
+        out["doc_id"] = doc.doc_id
+    out["filter"] = doc.filter
+    if doc.metrics is not None:
+        out["metrics"] = doc.metrics
+    for i, m in enumerate(metrics):
+        v = getattr(doc, f"m{i}")
+        if v is not msgspec.UNSET:
+            out[m] = v
+    return out
+
+
 def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The logged documents of a sample log as small dicts (``doc_id``, ``filter``, ``metrics``, the metrics).
+
+    Lines are read with the line cap of :func:`~benchsel.formulations.core.untrusted.current_limits`. The
+    first line is decoded whole; when it names its metrics (lm-eval 0.4.6 on), the others are decoded into
+    a Struct of the fields used only (several times faster; a line naming other metrics is decoded whole).
+    """
+    lines = [(n, raw) for n, raw in iter_lines(path, what="the lm-eval sample log")
+             if raw and (raw[0] not in b" \t\r" or raw.strip())]  # blank lines skipped (no copy of the others)
+    fast = _read_all(lines, path)
+    if fast is not None:
+        return fast
     rows = []
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
-    with fh:
-        try:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError as e:
-                    raise InvalidInputError(f"path: {path}:{lineno}: not a JSON object ({e})") from None
-                if not isinstance(obj, dict):
-                    raise InvalidInputError(f"path: {path}:{lineno}: expected a JSON object (one logged document), "
-                                            f"got a {type(obj).__name__}")
-                if "doc_id" not in obj:
-                    raise InvalidInputError(f"path: {path}:{lineno}: the logged document has no 'doc_id' (keys: "
-                                            f"{', '.join(list(obj)[:12])})")
-                rows.append((lineno, obj))
-        except UnicodeDecodeError as e:
-            raise InvalidInputError(f"path: {str(path)!r} is not UTF-8 text ({e})") from None
+    known: tuple[str, ...] | None = None
+    for lineno, raw in lines:
+        assert raw is not None
+        if not raw.strip():
+            continue
+        where = f"path: {path}:{lineno}"
+        obj: Any = None
+        if known is not None:
+            doc = (decode_json(raw, _line_type(known), where=where, allow_nan=True)
+                   if raw.lstrip().startswith(b"{") else None)
+            if doc is not None and (not isinstance(doc.metrics, list) or set(map(str, doc.metrics)) <= set(known)):
+                obj = _as_dict(doc, known)
+        if obj is None:
+            obj = decode_json(raw, where=where, allow_nan=True)
+            if not isinstance(obj, dict):
+                raise InvalidInputError(f"{where}: expected a JSON object (one logged document), got a "
+                                        f"{type(obj).__name__}")
+            names = obj.get("metrics")
+            if known is None and isinstance(names, list) and all(isinstance(n, str) for n in names):
+                known = tuple(names)
+            obj = {k: v for k, v in obj.items() if k not in _SKIPPED}
+        if "doc_id" not in obj:
+            raise InvalidInputError(f"{where}: the logged document has no 'doc_id' (keys: "
+                                    f"{', '.join(list(obj)[:12])})")
+        rows.append((lineno, obj))
     if not rows:
         raise InvalidInputError(f"path: {str(path)!r} holds no logged document (an empty sample log)")
     return rows
+
+
+def _read_all(lines: list[tuple[int, bytes]], path: Path) -> list[tuple[int, dict[str, Any]]] | None:
+    """The fast way: every line after the first decoded in one call as a JSON array of the first line's
+    Struct; None (then each line is decoded on its own, naming a bad one) when anything does not fit."""
+    if len(lines) < 2:
+        return None
+    try:
+        first = msgspec.json.decode(lines[0][1])
+        names = first.get("metrics") if isinstance(first, dict) else None
+        if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+            return None
+        known = tuple(names)
+        many: Any = list[_line_type(known)]  # type: ignore[misc]  # a Struct made at run time
+        docs = msgspec.json.decode(b"[" + b",".join(raw for _, raw in lines[1:]) + b"]", type=many)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if "doc_id" not in first:
+        return None
+    rows = [(lines[0][0], {k: v for k, v in first.items() if k not in _SKIPPED})]
+    for (n, _), doc in zip(lines[1:], docs):
+        if doc.doc_id is msgspec.UNSET or (doc.metrics is not None and doc.metrics != names
+                                           and not set(map(str, doc.metrics)) <= set(known)):
+            return None
+        rows.append((n, _as_dict(doc, known)))
+    return rows
+
+
+#: Large fields of a logged document the reader drops as soon as a line is decoded.
+_SKIPPED = frozenset({"doc", "arguments", "resps", "filtered_resps", "target"})
 
 
 def _choose(value: str | Mapping[str, str] | None, task: str, name: str, *, required: bool = True) -> str | None:
@@ -269,9 +352,18 @@ def read_sample_log(log: SampleLog, metric: str | Mapping[str, str] | None = Non
     return out
 
 
+def _read_model(job: tuple[list[SampleLog], Any, Any, Limits]) -> dict[str, dict[Any, float]]:
+    """``{task: {doc_id: score}}`` of one model's logs (a worker process's or Dask task's unit of work)."""
+    logs, metric, filter, limits = job
+    with use_limits(limits):
+        return {s.task: read_sample_log(s, metric, filter) for s in logs}
+
+
 def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | None = None, *,
                          tasks: Sequence[str] | None = None, filter: str | Mapping[str, str] | None = None,
-                         missing: str = "error", duplicates: str = "error") -> pd.DataFrame:
+                         missing: str = "error", duplicates: str = "error", jobs: int = 1,
+                         scheduler: str | None = None, progress: bool = False,
+                         min_items: int | None = None) -> pd.DataFrame:
     """Read lm-evaluation-harness sample logs into a models x items table.
 
     Parameters
@@ -297,6 +389,22 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
     duplicates : {"error", "latest"}
         Two logs of one task for one model (two runs): an error naming the
         files (default), or keep the latest by the date in its name.
+    jobs : int
+        Model folders read in parallel by this many processes (1: in this
+        process); the table is the same.
+    scheduler : str, optional
+        A Dask scheduler address: the model folders are read on that cluster
+        (same table).
+    progress : bool
+        A progress bar (bytes read) on stderr.
+    min_items : int, optional
+        Refuse, as soon as the first model is read, a table that cannot have
+        this many items (``compress --k K`` passes ``K + 1``), instead of
+        after every log was read. Not applied with ``missing="drop-models"``.
+
+    Lines are read under the line cap of
+    :func:`~benchsel.formulations.core.untrusted.current_limits`
+    (``--max-line-mb``).
 
     Returns
     -------
@@ -308,10 +416,32 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
     logs = find_lm_eval_logs(path)
     keep = match_tasks((s.task for s in logs), tasks, f"under {str(path)!r}")
     logs = _pick_logs([s for s in logs if s.task in keep], duplicates)
-    cells: dict[str, dict[str, dict[Any, float]]] = {}
+    by_model: dict[str, list[SampleLog]] = {}
     for s in logs:
-        cells.setdefault(s.model, {})[s.task] = read_sample_log(s, metric, filter)
+        by_model.setdefault(s.model, []).append(s)
+    models = list(by_model)
+    limits = current_limits()
+    sizes = [sum(_size(s.path) for s in by_model[m]) for m in models]
+
+    def early(i: int, cells: dict[str, dict[Any, float]]) -> None:
+        n = sum(len(v) for v in cells.values())
+        if min_items is not None and missing != "drop-models" and n < min_items:
+            raise InvalidInputError(
+                f"k: expected 1 <= k < {n}, the number of items, got k = {min_items - 1} (model {models[i]!r} has "
+                f"{n} scored items under {str(path)!r} and with missing={missing!r} the table has no more; refused "
+                f"as soon as it was read, before the rest of the {len(models)} models)")
+
+    read = map_models(_read_model, [(by_model[m], metric, filter, limits) for m in models], jobs=jobs,
+                      scheduler=scheduler, progress=progress, sizes=sizes, desc="lm-eval logs", on_result=early)
+    cells = dict(zip(models, read))
     return assemble(cells, missing=missing, what=f"the lm-eval sample logs under {str(path)!r}")
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
 
 
 # ------------------------------------------------------------------ writers

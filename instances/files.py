@@ -24,18 +24,20 @@ import importlib
 import json
 import numbers
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 import numpy as np
 
 from benchsel.formulations.base import Formulation
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.mps import read_name_map
 from benchsel.formulations.core.registry import formulation_classes as registered_formulations
+from benchsel.formulations.core.untrusted import decode_json, npz_members, read_npz_members
 
 from .orlib import load_pmed
 
@@ -164,10 +166,18 @@ def decode_params(spec: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> 
         elif kind == "json":
             out[name] = d.get("value")
         elif kind == "tuple":
-            out[name] = tuple(d.get("value"))
+            v = d.get("value")
+            if not isinstance(v, list):
+                raise InvalidInputError(f"path: parameter {name!r}: expected a JSON list for a tuple, got "
+                                        f"{type(v).__name__}")
+            out[name] = tuple(v)
         elif kind == "fraction":
-            p, q = d.get("value")
-            out[name] = Fraction(int(p), int(q))
+            v = d.get("value")
+            if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                                for x in v) and v[1] != 0):
+                raise InvalidInputError(f"path: parameter {name!r}: expected a fraction [numerator, denominator] "
+                                        f"of whole numbers with a non-zero denominator, got {str(v)[:60]}")
+            out[name] = Fraction(v[0], v[1])
         else:
             raise InvalidInputError(f"path: parameter {name!r} has an unknown kind {kind!r}")
     return out
@@ -247,48 +257,48 @@ class MpsInstance:
         return self.path.stem
 
 
-def read_npz(path: str | Path, what: str = "an .npz archive") -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read eagerly with ``allow_pickle=False``; the file is closed after.
+def read_npz(path: str | Path, what: str = "an .npz archive", names: Sequence[str] | None = None,
+             optional: Sequence[str] = ()) -> dict[str, np.ndarray]:
+    """The arrays ``names`` (and those of ``optional`` present; every array when ``names`` is None) of an
+    ``.npz`` file, read with their sizes checked before decompressing and without unpickling.
 
     Any failure to read it (missing, not a zip archive, truncated, a damaged
-    member, an object array that would need unpickling) raises
+    member, an object array that would need unpickling, a member above
+    ``--max-array-mb``) raises
     :class:`~benchsel.formulations.core.errors.InvalidInputError` naming the path and
-    what was wrong.
+    what was wrong (see :func:`benchsel.formulations.core.untrusted.read_npz_members`).
     """
-    path = Path(path)
-    try:
-        with path.open("rb") as fh:
-            if fh.read(2) != b"PK":
-                raise InvalidInputError(f"path: {str(path)!r} is not {what} (not a zip file)")
-            fh.seek(0)
-            with np.load(fh, allow_pickle=False) as z:
-                return {k: np.asarray(z[k]) for k in z.files}
-    except InvalidInputError:
-        raise
-    except OSError as e:
-        raise InvalidInputError(f"path: cannot read {str(path)!r}: {e.strerror or e}") from None
-    except Exception as e:  # zipfile.BadZipFile, zlib.error, ValueError (object arrays), EOFError, ...
-        raise InvalidInputError(
-            f"path: cannot read {str(path)!r} as {what}: {type(e).__name__}: {e} (is it truncated or damaged?)"
-        ) from None
+    return read_npz_members(path, names, optional=optional, what=what)
+
+
+class _Param(msgspec.Struct, forbid_unknown_fields=True):
+    """One parameter's description in an instance file's ``__params__``."""
+
+    kind: Literal["none", "json", "array", "tuple", "fraction"]
+    value: Any = None
+
+
+_HEADER = ("__format__", "__version__", "__class__", "__params__")
 
 
 def _load_npz(path: Path) -> Any:
-    z = read_npz(path, "an .npz archive")
-    keys = set(z)
+    keys = set(npz_members(path, what="an .npz archive"))
     if "__format__" not in keys:
         hint = " (it looks like a response file: read it with benchsel.instances.load_responses)" if "Y" in keys else ""
         raise InvalidInputError(f"path: {str(path)!r} is not a benchsel instance file{hint}")
+    z = read_npz(path, "a benchsel instance file", _HEADER)
     try:
         fmt = str(z["__format__"])
         version = int(z["__version__"])
         cls_name = str(z["__class__"])
-        spec = json.loads(str(z["__params__"]))
-        arrays = {k: z[k] for k in keys if k.startswith("param:")}
-        if not isinstance(spec, dict) or not all(isinstance(d, dict) for d in spec.values()):
-            raise ValueError("__params__ is not a mapping of parameter descriptions")
+        if z["__params__"].dtype.kind != "U" or z["__params__"].ndim != 0:
+            raise ValueError(f"__params__ is not a JSON string (dtype {z['__params__'].dtype})")
     except (KeyError, ValueError, TypeError) as e:
         raise InvalidInputError(f"path: {str(path)!r} is a damaged benchsel instance file ({e})") from None
+    spec = decode_json(str(z["__params__"]), dict[str, _Param], where=f"path: {str(path)!r}: __params__")
+    spec = {k: {"kind": d.kind, "value": d.value} for k, d in spec.items()}
+    arrays = read_npz(path, "a benchsel instance file", [f"param:{k}" for k, d in spec.items()
+                                                           if d["kind"] == "array"])
     if fmt != FORMAT or version > VERSION:
         raise InvalidInputError(f"path: {str(path)!r}: unsupported instance format {fmt!r} version {version}")
     cls = formulation_class(cls_name)

@@ -19,13 +19,15 @@ folder: the task is the run name without its ``model=`` (and
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import msgspec
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.untrusted import read_json
 
 from ._itemtable import assemble, match_tasks
 
@@ -46,13 +48,40 @@ def helm_task(run_name: str) -> str:
     return f"{head}:{','.join(kept)}" if kept else head
 
 
-def _load(p: Path) -> Any:
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InvalidInputError(f"path: cannot read {str(p)!r}: {e.strerror or e}") from None
-    except (UnicodeDecodeError, ValueError) as e:
-        raise InvalidInputError(f"path: {str(p)!r} is not a JSON file ({e})") from None
+class _Model(msgspec.Struct):
+    model: str | None = None
+
+
+class _RunSpec(msgspec.Struct):
+    """The fields of ``run_spec.json`` the reader uses (others skipped)."""
+
+    name: str | None = None
+    adapter_spec: _Model | None = None
+
+
+class _StatName(msgspec.Struct):
+    name: str
+    split: str | None = None
+    perturbation: Any = None
+
+
+class _Stat(msgspec.Struct):
+    name: _StatName
+    count: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    sum: float | None = None
+    mean: float | None = None
+
+
+class _Entry(msgspec.Struct):
+    instance_id: str | int
+    stats: list[_Stat]
+    train_trial_index: Annotated[int, msgspec.Meta(ge=0)] = 0
+    perturbation: Any = None
+
+
+def _load(p: Path, type: Any) -> Any:
+    """A HELM JSON file of the given schema, size-capped (``--max-json-mb``); errors name the file and field."""
+    return read_json(p, type, what="the HELM file", allow_nan=True)
 
 
 def _run_identity(run: Path) -> tuple[str, str]:
@@ -61,11 +90,9 @@ def _run_identity(run: Path) -> tuple[str, str]:
     name = run.name
     model = None
     if spec_p.is_file():
-        spec = _load(spec_p)
-        if isinstance(spec, dict):
-            name = spec.get("name") or name
-            adapter = spec.get("adapter_spec") or {}
-            model = adapter.get("model") if isinstance(adapter, dict) else None
+        spec = _load(spec_p, _RunSpec)
+        name = spec.name or name
+        model = spec.adapter_spec.model if spec.adapter_spec is not None else None
     if not model:
         args = dict(a.partition("=")[::2] for a in name.partition(":")[2].split(",") if "=" in a)
         model = args.get("model")
@@ -79,29 +106,21 @@ def read_helm_run(run: str | Path, metric: str, *, split: str | None = None, tra
                   ) -> dict[str, float]:
     """``{instance_id: value}`` of one run folder's ``per_instance_stats.json`` (unperturbed instances)."""
     p = Path(run) / "per_instance_stats.json"
-    data = _load(p)
-    if not isinstance(data, list):
-        raise InvalidInputError(f"path: {str(p)!r}: expected a JSON list of per-instance stats, got "
-                                f"{type(data).__name__}")
+    data = _load(p, list[_Entry])
     out: dict[str, float] = {}
     seen: dict[str, int] = {}
     names: dict[str, None] = {}
     for i, entry in enumerate(data):
         where = f"{p}, entry {i}"
-        if not isinstance(entry, dict) or "instance_id" not in entry or not isinstance(entry.get("stats"), list):
-            raise InvalidInputError(f"path: {where}: expected {{'instance_id', 'train_trial_index', 'stats'}}, got "
-                                    f"{str(entry)[:80]}")
-        if entry.get("perturbation") is not None or entry.get("train_trial_index", 0) != train_trial_index:
+        if entry.perturbation is not None or entry.train_trial_index != train_trial_index:
             continue
-        iid = str(entry["instance_id"])
-        for s in entry["stats"]:
-            nm = s.get("name") if isinstance(s, dict) else None
-            if not isinstance(nm, dict) or "name" not in nm:
-                raise InvalidInputError(f"path: {where}: a stat without a name: {str(s)[:80]}")
-            if nm.get("perturbation") is not None:
+        iid = str(entry.instance_id)
+        for st in entry.stats:
+            nm = st.name
+            if nm.perturbation is not None:
                 continue
-            names[nm["name"]] = None
-            if nm["name"] != metric or (split is not None and nm.get("split") != split):
+            names[nm.name] = None
+            if nm.name != metric or (split is not None and nm.split != split):
                 continue
             if iid in seen:
                 raise InvalidInputError(
@@ -109,11 +128,9 @@ def read_helm_run(run: str | Path, metric: str, *, split: str | None = None, tra
                     f"{'' if split else '; pass split=...'})"
                 )
             seen[iid] = i
-            v = s.get("mean")
-            if v is None and s.get("count"):
-                v = s.get("sum", 0.0) / s["count"]
-            if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool)):
-                raise InvalidInputError(f"path: {where}: the mean of {metric!r} is not a number: {v!r}")
+            v = st.mean
+            if v is None and st.count:
+                v = (st.sum or 0.0) / st.count
             if v is not None and math.isfinite(v):
                 out[iid] = float(v)
     if not seen:

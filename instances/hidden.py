@@ -8,7 +8,6 @@
 """
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,14 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.untrusted import (
+    MB,
+    LimitError,
+    current_limits,
+    file_size,
+    npz_members,
+    read_npz_members,
+)
 from benchsel.formulations.core.validation import check_allocation, check_float, check_int, check_rng
 from benchsel.formulations.repcore import check_hidden_states
 
@@ -162,30 +169,25 @@ def load_hidden_states(path: str | Path, *, item_ids: Any = None, models: Sequen
         ids = _read_npy(avail["item_ids"], numeric=False) if "item_ids" in avail else None
         Y = _read_npy(avail["Y"]) if "Y" in avail else None
     elif path.is_file():
-        try:
-            z = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, zipfile.BadZipFile) as e:
-            raise InvalidInputError(f"path: cannot read hidden-state file {str(path)!r}: {e}") from None
-        if not hasattr(z, "files"):
+        if path.suffix.lower() == ".npy":
             raise InvalidInputError(f"path: {str(path)!r} is a single .npy array; pass a folder of per-model .npy "
                                     "files or an .npz with one array per model")
-        with z:
-            try:
-                keys = z.files
-                for key in (wanted if wanted is not None else [k for k in keys if k not in RESERVED_KEYS]):
-                    if key not in keys:
-                        raise InvalidInputError(f"models: {key!r} is not an array of {str(path)!r} "
-                                                f"(arrays: {', '.join(keys[:10])})")
-                    arrays.append(_numeric(z[key], path, key))
-                    names.append(key)
-                ids = np.asarray(z["item_ids"]) if "item_ids" in keys else None
-                Y = _numeric(z["Y"], path, "Y") if "Y" in keys else None
-                if "models" in keys and wanted is None:
-                    stored = np.asarray(z["models"]).astype(str)
-                    if stored.size == len(names):
-                        names = list(stored)
-            except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-                raise InvalidInputError(f"path: cannot read hidden-state file {str(path)!r}: {e}") from None
+        keys = npz_members(path, what="the hidden-state file")
+        picked = wanted if wanted is not None else [k for k in keys if k not in RESERVED_KEYS]
+        for key in picked:
+            if key not in keys:
+                raise InvalidInputError(f"models: {key!r} is not an array of {str(path)!r} "
+                                        f"(arrays: {', '.join(keys[:10])})")
+        z = read_npz_members(path, picked, optional=("item_ids", "Y", "models"), what="the hidden-state file")
+        for key in picked:
+            arrays.append(_numeric(z[key], path, key))
+            names.append(key)
+        ids = np.asarray(z["item_ids"]) if "item_ids" in z else None
+        Y = _numeric(z["Y"], path, "Y") if "Y" in z else None
+        if "models" in z and wanted is None:
+            stored = np.asarray(z["models"]).astype(str)
+            if stored.size == len(names):
+                names = list(stored)
     else:
         raise InvalidInputError(f"path: {str(path)!r} is neither a folder of .npy files nor an .npz file")
     return _finish(arrays, names, ids, Y, path, item_ids)
@@ -199,6 +201,10 @@ def _numeric(a: Any, path: Path, key: str) -> np.ndarray:
 
 
 def _read_npy(p: Path, numeric: bool = True) -> np.ndarray:
+    cap = current_limits().max_array_bytes
+    if file_size(p, "the .npy file") > cap:
+        raise LimitError(f"path: {str(p)!r} is larger than the cap of {cap / MB:g} MB; raise it with --max-array-mb "
+                         "(Limits.max_array_bytes) if the file is trusted")
     try:
         a = np.load(p, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:

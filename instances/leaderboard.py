@@ -27,6 +27,7 @@ a trailing ``-details`` removed), or a mapping ``{model: folder}``.
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
+from benchsel.formulations.core.untrusted import MB, LimitError, current_limits, file_size
 
 from ._itemtable import DUPLICATES, assemble, check_choice, match_tasks
 from .evallogs import SAMPLE_FIELDS
@@ -50,8 +52,6 @@ _V2 = re.compile(r"^samples_(?P<task>.+)_(?P<date>[^_]+)\.parquet$")
 
 def read_parquet(path: str | Path) -> pd.DataFrame:
     """``pandas.read_parquet`` with a named error when neither pyarrow nor fastparquet is installed."""
-    import importlib.util
-
     import pandas as pd
 
     if importlib.util.find_spec("pyarrow") is None and importlib.util.find_spec("fastparquet") is None:
@@ -59,12 +59,32 @@ def read_parquet(path: str | Path) -> pd.DataFrame:
             f"path: reading the parquet file {str(path)!r} needs the package 'pyarrow' (or 'fastparquet'), which is "
             "not installed: pip install \"benchsel[parquet]\" (or pip install pyarrow)"
         )
+    _check_parquet_size(Path(path))
     try:
         return pd.read_parquet(path)
     except (OSError, ValueError) as e:
         raise InvalidInputError(f"path: cannot read {str(path)!r} as parquet: {type(e).__name__}: {e}") from None
     except Exception as e:  # pyarrow.lib.ArrowInvalid and friends
         raise InvalidInputError(f"path: cannot read {str(path)!r} as parquet: {type(e).__name__}: {e}") from None
+
+
+def _check_parquet_size(path: Path) -> None:
+    """Refuse, from its footer alone, a parquet file whose columns hold more than ``--max-array-mb`` uncompressed."""
+    if importlib.util.find_spec("pyarrow") is None:
+        return
+    import pyarrow.parquet as pq
+
+    cap = current_limits().max_array_bytes
+    file_size(path, "the parquet file")
+    try:
+        meta = pq.ParquetFile(path).metadata
+        total = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except Exception as e:  # pyarrow.lib.ArrowInvalid (not parquet), OSError
+        raise InvalidInputError(f"path: cannot read {str(path)!r} as parquet: {type(e).__name__}: {e}") from None
+    if total > cap:
+        raise LimitError(f"path: the parquet file {str(path)!r} holds {total / MB:.1f} MB uncompressed, more than the "
+                         f"cap of {cap / MB:g} MB; raise it with --max-array-mb (Limits.max_array_bytes) if the file "
+                         "is trusted")
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def load_responses(path: str | Path, *, lower_is_better: bool | Sequence[bool] |
     if not path.is_file():
         raise InvalidInputError(f"path: no such response file {str(path)!r}")
     where = f"path: {str(path)!r}"
-    z = read_npz(path, "a response file (.npz archive)")
+    z = read_npz(path, "a response file (.npz archive)", [], optional=("Y", "models", "item_ids", "metrics"))
     if "Y" not in z:
         raise InvalidInputError(f"{where} has no array 'Y' (keys: {', '.join(z)})")
     raw = z["Y"]

@@ -19,6 +19,7 @@ files is lm-eval, one holding ``per_instance_stats.json`` HELM, one holding
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.registry import Registry
+from benchsel.formulations.core.untrusted import MB, LimitError, current_limits, file_size, iter_lines
 
 from ._itemtable import MISSING, check_choice
 from .evallogs import read_lm_eval_samples
@@ -52,11 +54,16 @@ class ScoreReader:
         The format has tasks (``tasks=`` selects some).
     filters : bool
         The format has filters (``filter=`` picks one).
+    spread : bool
+        The format's folders can be read by several processes or a Dask
+        cluster: ``read`` also takes ``jobs``, ``scheduler``, ``progress`` and
+        ``min_items`` (see :func:`load_scores`).
     """
 
     read: Callable[..., pd.DataFrame]
     tasks: bool = False
     filters: bool = False
+    spread: bool = False
 
 
 #: Every score-file format :func:`load_scores` reads, by name (``format=``).
@@ -117,6 +124,19 @@ def _apply_missing(df: pd.DataFrame, missing: str, what: str) -> pd.DataFrame:
     return df
 
 
+def _check_text_table(p: Path) -> None:
+    """Before pandas reads a ``.csv`` / ``.tsv``: the file within ``--max-array-mb`` and every line within
+    ``--max-line-mb`` (streamed, one line in memory at a time), so a file without newlines is refused by name."""
+    lim = current_limits()
+    size = file_size(p, "the score table")
+    if size > lim.max_array_bytes:
+        raise LimitError(f"path: the score table {str(p)!r} is {size / MB:.1f} MB, more than the cap of "
+                         f"{lim.max_array_bytes / MB:g} MB; raise it with --max-array-mb (Limits.max_array_bytes) "
+                         "if the file is trusted")
+    for _ in iter_lines(p, what="the score table"):
+        pass
+
+
 def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFrame:
     """A ``.csv``/``.tsv``/``.parquet`` matrix: rows are models (first column: names), columns items.
 
@@ -138,11 +158,12 @@ def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFram
         import csv
 
         sep = "\t" if p.suffix.lower() == ".tsv" else ","
+        _check_text_table(p)
         try:
             with p.open(newline="", encoding="utf-8") as fh:
                 header = next(csv.reader(fh, delimiter=sep), [])
             df = pd.read_csv(p, index_col=0, sep=sep)
-        except (ValueError, OSError, UnicodeDecodeError) as e:
+        except (ValueError, OSError, UnicodeDecodeError, csv.Error) as e:
             raise InvalidInputError(f"path: cannot read {str(p)!r} as a table: {type(e).__name__}: {e}") from None
         seen: set[str] = set()
         for h in header[1:]:  # pandas would rename a repeated column 'q1' to 'q1.1'
@@ -189,7 +210,8 @@ def _read_npz(path: Path, metric: str | None) -> pd.DataFrame:
 def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "auto",
                 metric: str | Mapping[str, str] | None = None, tasks: Sequence[str] | None = None,
                 filter: str | Mapping[str, str] | None = None, missing: str = "error", duplicates: str = "error",
-                split: str | None = None) -> pd.DataFrame:
+                split: str | None = None, jobs: int = 1, scheduler: str | None = None, progress: bool = False,
+                min_items: int | None = None) -> pd.DataFrame:
     """Read scores of any supported kind into a models x items DataFrame.
 
     Parameters
@@ -209,6 +231,15 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
     duplicates : {"error", "latest"}
     split : str, optional
         HELM's split.
+    jobs, scheduler, progress, min_items
+        lm-eval logs: model folders read by ``jobs`` processes or on a Dask
+        scheduler, a progress bar, and ``k`` refused early (see
+        :func:`~benchsel.instances.evallogs.read_lm_eval_samples`).
+
+    Files are read under the caps of
+    :func:`~benchsel.formulations.core.untrusted.current_limits` (lines,
+    JSON documents, arrays and tables; ``--max-line-mb``, ``--max-json-mb``,
+    ``--max-array-mb``).
 
     Returns
     -------
@@ -218,6 +249,9 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
     """
     check_choice(format, "format", ("auto", *READERS.names()))
     check_choice(missing, "missing", MISSING)
+    if not isinstance(path, (str, os.PathLike, Mapping)) or isinstance(path, bytes):
+        raise InvalidInputError(f"path: expected a file or folder path (str or Path) or a mapping model -> folder, "
+                                f"got {type(path).__name__} {path!r}"[:200])
     if isinstance(path, Mapping):
         if format not in ("auto", "leaderboard"):
             raise InvalidInputError(f"path: a mapping of model folders is read as leaderboard details, not {format!r}")
@@ -229,8 +263,9 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
         raise InvalidInputError(f"filter: only lm-eval sample logs have filters; {str(path)!r} is read as {fmt!r}")
     if not reader.tasks and tasks is not None:
         raise InvalidInputError(f"tasks: only evaluation logs have tasks; {str(path)!r} is read as {fmt!r}")
+    spread = {"jobs": jobs, "scheduler": scheduler, "progress": progress, "min_items": min_items} if reader.spread else {}
     df = reader.read(path, metric=metric, tasks=tasks, filter=filter, missing=missing, duplicates=duplicates,
-                     split=split)
+                     split=split, **spread)
     df.attrs["reader"] = {"format": fmt, "metric": dict(metric) if isinstance(metric, Mapping) else metric,
                           "filter": dict(filter) if isinstance(filter, Mapping) else filter,
                           "tasks": list(tasks) if tasks is not None else None, "split": split}
@@ -238,8 +273,10 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
 
 
 def _read_lm_eval(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
-                  split: str | None) -> pd.DataFrame:
-    return read_lm_eval_samples(path, metric, tasks=tasks, filter=filter, missing=missing, duplicates=duplicates)
+                  split: str | None, jobs: int, scheduler: str | None, progress: bool,
+                  min_items: int | None) -> pd.DataFrame:
+    return read_lm_eval_samples(path, metric, tasks=tasks, filter=filter, missing=missing, duplicates=duplicates,
+                                jobs=jobs, scheduler=scheduler, progress=progress, min_items=min_items)
 
 
 def _read_leaderboard(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
@@ -267,7 +304,7 @@ def _read_benchsel_npz(path: Any, *, metric: Any, tasks: Any, filter: Any, missi
     return _apply_missing(_read_npz(Path(path), metric), missing, repr(str(path)))
 
 
-READERS.register("lm-eval", ScoreReader(_read_lm_eval, tasks=True, filters=True))
+READERS.register("lm-eval", ScoreReader(_read_lm_eval, tasks=True, filters=True, spread=True))
 READERS.register("leaderboard", ScoreReader(_read_leaderboard, tasks=True))
 READERS.register("helm", ScoreReader(_read_helm, tasks=True))
 READERS.register("table", ScoreReader(_read_table))

@@ -13,7 +13,7 @@ from benchsel.formulations.base import Formulation
 from benchsel.formulations.core.errors import InvalidInputError, NumericalError
 from benchsel.formulations.core.options import Option, check_options
 from benchsel.formulations.core.result import MethodOutput, Result, Termination, mip_gap
-from benchsel.formulations.core.validation import check_time_limit
+from benchsel.formulations.core.validation import check_run_settings, check_time_limit
 
 from .methods import require
 
@@ -33,10 +33,10 @@ def check_solve_args(formulation: Any, method: Any, time_limit: Any, seed: Any) 
         )
     if not isinstance(method, str):
         raise InvalidInputError(f"method: expected a method name (str), got {type(method).__name__}")
-    time_limit = check_time_limit(time_limit)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise InvalidInputError(f"seed: expected a non-negative int or None, got {seed!r}")
-    return time_limit, None if seed is None else int(seed)
+    if seed is None:
+        return check_time_limit(time_limit), None
+    seed, time_limit = check_run_settings(seed, time_limit)
+    return time_limit, seed
 
 
 def take_options(options: Mapping[str, Any], known: Mapping[str, Any], method: str) -> dict[str, Any]:

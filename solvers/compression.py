@@ -42,6 +42,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
+from benchsel.formulations.core.validation import check_run_settings
 from benchsel.formulations.estimation import get_estimator
 
 from .saved import (
@@ -52,9 +53,8 @@ from .saved import (
     _arr,
     _decode,
     _num,
-    _read_arrays,
-    _read_meta,
     fingerprint_scores,
+    read_saved,
     save_compressed,
     source_scores,
 )
@@ -310,6 +310,7 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
         ``items``, the fitted ``estimator`` and ``predict(Y_new[:, items])``.
     """
 
+    seed, time_limit = check_run_settings(seed, time_limit)  # before anything is read or solved
     s = get_selection(selection)
     A, labels, k = check_selection_input(s, Y, k, "Y")  # the one check of Y and k: what follows trusts them
     name = estimator if estimator is not None else (s.estimator or DEFAULT_ESTIMATOR)
@@ -354,9 +355,8 @@ def load_compressed(path: str | Path, *, check: bool = True) -> Any:
     """
 
     folder = Path(path)
-    meta = _read_meta(folder)
+    meta, z = read_saved(folder, check)
     where = repr(str(folder / META))
-    z = _read_arrays(folder / ARRAYS)
     try:
         scores = np.asarray(z["source_scores"], dtype=float)
         stored = np.asarray(z["source_predictions"], dtype=float)
@@ -364,7 +364,7 @@ def load_compressed(path: str | Path, *, check: bool = True) -> Any:
         src, sel, est_meta = meta["source"], meta["selection"], meta["estimator"]
         n_items = int(meta["n_items"])
         params = {k: _decode(v, z) for k, v in est_meta["params"].items()}
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, RecursionError) as e:
         raise InvalidInputError(f"path: {where} is a damaged saved compression (missing or bad {e})") from None
     if fingerprint_scores(scores) != src.get("fingerprint"):
         raise InvalidInputError(f"path: the source scores in {str(folder / ARRAYS)!r} do not match the fingerprint "

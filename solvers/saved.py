@@ -24,28 +24,50 @@ and its estimates of the source models must equal the stored ones (within
 ``check.atol``). The ``fingerprint`` (``sha256:`` of the source matrix's
 shape and float64 bytes) is checked too. A file of another format version
 is refused by name.
+
+Both files come from outside when loaded: ``compression.json`` is
+size-capped and every field is type- and range-checked (:class:`SavedMeta`),
+``arrays.npz`` members are read by name (only ``source_scores``,
+``source_predictions``, ``items`` and the arrays the parameters name) with
+their sizes checked before decompressing, and ``digest`` (``sha256:`` of the
+JSON without it and of the arrays read) refuses a save edited by hand
+(swapped labels, another estimator setting or tolerance) by name.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import numpy as np
 
 from benchsel import __version__
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.result import Termination
+from benchsel.formulations.core.untrusted import convert, read_json, read_npz_members
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMAT", "VERSION", "SourceScores", "align_scores", "estimate_table", "fingerprint_scores",
-           "save_compressed", "source_scores"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "SavedMeta",
+    "SourceScores",
+    "align_scores",
+    "estimate_table",
+    "fingerprint_scores",
+    "save_compressed",
+    "save_digest",
+    "source_scores",
+]
 
 FORMAT = "benchsel-compression"
 VERSION = 1
@@ -60,6 +82,88 @@ def fingerprint_scores(Y: np.ndarray) -> str:
     A = np.ascontiguousarray(np.asarray(Y, dtype=np.float64))
     h = hashlib.sha256(f"{A.shape}".encode())
     h.update(A.tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+# ------------------------------------------------------------------ schema of compression.json
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+Seconds = Annotated[float, msgspec.Meta(ge=0)]
+
+
+class _Base(msgspec.Struct, forbid_unknown_fields=False):
+    """Fields not named here are allowed (kept in the JSON, ignored by this version)."""
+
+
+class SourceMeta(_Base):
+    n_models: Positive
+    n_items: Positive
+    fingerprint: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
+    model_labels: list[str | int] | None = None
+    item_labels: list[str | int] | None = None
+    reader: dict[str, Any] = {}
+
+
+class ResultMeta(_Base):
+    method: str = ""
+    formulation: str = ""
+    termination: Termination = Termination.FEASIBLE
+    feasible: bool = True
+    objective: float | None = None
+    bound: float | None = None
+    gap: Annotated[float, msgspec.Meta(ge=0)] | None = None
+    seed: int | None = None
+    n_selected: Count | None = None
+    build_seconds: Seconds | None = None
+    solve_seconds: Seconds | None = None
+    seconds: Seconds | None = None
+
+
+class SelectionMeta(_Base):
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    method: str = ""
+    time_limit: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    options: dict[str, Any] = {}
+    seconds: Seconds = 0.0
+    result: ResultMeta = msgspec.field(default_factory=ResultMeta)
+
+
+class EstimatorMeta(_Base):
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    params: dict[str, Any] = {}
+
+
+class CheckMeta(_Base):
+    atol: Annotated[float, msgspec.Meta(ge=0)] = ATOL
+
+
+class SavedMeta(_Base):
+    """Every field of ``compression.json`` with its type and range (checked on load)."""
+
+    format: str
+    version: int
+    k: Positive
+    n_items: Positive
+    items: list[Count]
+    source: SourceMeta
+    selection: SelectionMeta
+    estimator: EstimatorMeta
+    benchsel_version: str = "?"
+    created: str = ""
+    item_labels: list[str | int] | None = None
+    seed: Count = 0
+    check: CheckMeta = msgspec.field(default_factory=CheckMeta)
+    digest: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+
+
+def save_digest(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> str:
+    """``"sha256:<hex>"`` of ``compression.json``'s content without ``digest`` and of the named arrays."""
+    body = {k: v for k, v in meta.items() if k != "digest"}
+    h = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
     return "sha256:" + h.hexdigest()
 
 
@@ -227,23 +331,47 @@ def save_compressed(c: Any, path: str | Path) -> Path:
         "estimator": {"name": est.name, "params": spec},
         "check": {"atol": ATOL},
     }
+    payload: dict[str, Any] = {"source_scores": src.scores.astype(np.float64), "source_predictions": pred,
+                               "items": np.asarray(c.items, dtype=np.int64), **arrays}
     try:
+        meta["digest"] = save_digest(meta, payload)
         text = json.dumps(meta, indent=1, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise InvalidInputError(f"c: cannot save this compression as JSON ({e})") from None
     out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise InvalidInputError(f"path: {str(out)!r} is a file; a saved compression is a folder")
+    check_out_folder(out, "path")
     out.mkdir(parents=True, exist_ok=True)
-    payload: dict[str, Any] = {"source_scores": src.scores.astype(np.float64), "source_predictions": pred,
-                               "items": np.asarray(c.items, dtype=np.int64), **arrays}
     np.savez_compressed(out / ARRAYS, **payload)
     (out / META).write_text(text + "\n", encoding="utf-8")
     return out
 
 
 # ------------------------------------------------------------------ load
+def check_out_folder(out: Path, name: str) -> None:
+    """Refuse, before any work, a save folder that cannot be written: a file, a folder whose ``compression.json``
+    or ``arrays.npz`` is a folder, a symlink loop, or no write permission on it or its nearest existing parent."""
+    try:
+        if out.is_symlink():
+            out.resolve(strict=True)
+    except (OSError, RuntimeError) as e:
+        raise InvalidInputError(f"{name}: {str(out)!r} is a broken or looping symbolic link ({e})") from None
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"{name}: {str(out)!r} is a file; a saved compression is a folder")
+    for f in (META, ARRAYS):
+        if (out / f).is_dir() or ((out / f).is_symlink() and not (out / f).exists()):
+            raise InvalidInputError(f"{name}: {str(out / f)!r} is a folder or a broken link; a saved compression "
+                                    f"writes a file there (remove it, or choose another folder)")
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InvalidInputError(f"{name}: {str(probe)!r} is not a folder, so {str(out)!r} cannot be created")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InvalidInputError(f"{name}: cannot write into {str(probe)!r} (permission denied)")
+
+
 def _read_meta(folder: Path) -> dict[str, Any]:
+    """``compression.json`` of a saved compression, every field type- and range-checked (:class:`SavedMeta`)."""
     p = folder / META
     if not folder.is_dir():
         raise InvalidInputError(f"path: no saved compression at {str(folder)!r} (expected a folder with {META} and "
@@ -251,9 +379,9 @@ def _read_meta(folder: Path) -> dict[str, Any]:
     if not p.is_file():
         raise InvalidInputError(f"path: {str(folder)!r} is not a saved compression: it has no {META}")
     try:
-        meta = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise InvalidInputError(f"path: cannot read {str(p)!r}: {e}") from None
+        meta = read_json(p, what="the saved compression", schema=SavedMeta)
+    except InvalidInputError as e:
+        raise type(e)(f"{e} (cannot read it)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
         raise InvalidInputError(f"path: {str(p)!r} is not a saved benchsel compression (format {got!r}, expected "
@@ -263,21 +391,75 @@ def _read_meta(folder: Path) -> dict[str, Any]:
         newer = isinstance(version, int) and version > VERSION
         raise InvalidInputError(
             f"path: {str(p)!r} is a saved compression of format version {version!r} (written by benchsel "
-            f"{meta.get('benchsel_version', '?')}); this benchsel reads version {VERSION} only"
+            f"{str(meta.get('benchsel_version', '?'))[:40]}); this benchsel reads version {VERSION} only"
             + ("; upgrade benchsel to load it" if newer else "")
         )
+    m = convert(meta, SavedMeta, where=f"path: {str(p)!r}")
+    bad = _inconsistent(m)
+    if bad:
+        raise InvalidInputError(f"path: {str(p)!r}: {bad} (a damaged or hand-edited save)")
     return meta
 
 
-def _read_arrays(p: Path) -> dict[str, np.ndarray]:
-    """Every array of the ``.npz`` file, read eagerly without unpickling."""
-    if not p.is_file():
-        raise InvalidInputError(f"path: the saved compression lacks {str(p)!r}")
+def _inconsistent(m: SavedMeta) -> str:
+    """What disagrees inside a checked ``compression.json``, or ``""``."""
+    if len(m.items) != m.k or len(set(m.items)) != m.k:
+        return f"field $.items: expected {m.k} distinct item indices (k), got {len(m.items)}"
+    if max(m.items) >= m.n_items:
+        return f"field $.items: expected indices below n_items={m.n_items}, got {max(m.items)}"
+    if m.source.n_items != m.n_items:
+        return f"field $.source.n_items: expected n_items={m.n_items}, got {m.source.n_items}"
+    for name, labels, n in (("item_labels", m.item_labels, m.k), ("source.item_labels", m.source.item_labels,
+                                                                   m.n_items),
+                            ("source.model_labels", m.source.model_labels, m.source.n_models)):
+        if labels is not None and len(labels) != n:
+            return f"field $.{name}: expected {n} labels, got {len(labels)}"
+    return ""
+
+
+def _array_names(v: Any, out: list[str]) -> list[str]:
+    """The ``.npz`` members an estimator parameter refers to (``{"array": key}``), in order."""
+    if isinstance(v, list):
+        for x in v:
+            _array_names(x, out)
+    elif isinstance(v, dict):
+        if set(v) == {"array"} and isinstance(v["array"], str):
+            out.append(v["array"])
+        else:
+            for x in v.values():
+                _array_names(x, out)
+    return out
+
+
+def read_saved(folder: Path, check: bool = True) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The checked ``compression.json`` and the arrays it uses, digest compared (required with ``check``).
+
+    Raises
+    ------
+    InvalidInputError
+        A missing or damaged file, a field of the wrong type or range, an
+        array above its cap, or a ``digest`` that does not match (the save
+        was edited after it was written).
+    """
+    meta = _read_meta(folder)
     try:
-        with np.load(p, allow_pickle=False) as z:
-            return {k: np.asarray(z[k]) for k in z.files}
-    except Exception as e:  # zipfile.BadZipFile, ValueError (object arrays), OSError, ...
-        raise InvalidInputError(f"path: cannot read {str(p)!r}: {type(e).__name__}: {e}") from None
+        names = _array_names(meta["estimator"].get("params", {}), [])
+    except RecursionError:
+        raise InvalidInputError(f"path: {str(folder / META)!r}: field $.estimator.params is nested too "
+                                "deeply") from None
+    arrays = read_npz_members(folder / ARRAYS, ["source_scores", "source_predictions", "items", *names],
+                              what="the saved compression's arrays")
+    digest = meta.get("digest")
+    if digest is None and check:
+        raise InvalidInputError(f"path: {str(folder / META)!r}: field $.digest is missing (a save by an older benchsel,"
+                                " or edited by hand); pass check=False to load it unchecked")
+    if digest is not None and save_digest(meta, arrays) != digest:
+        raise InvalidInputError(
+            f"path: {str(folder)!r}: field $.digest: the saved compression does not match its digest (expected "
+            f"{str(digest)[:20]}..., got {save_digest(meta, arrays)[:20]}...): {META} or {ARRAYS} was edited after "
+            "it was saved (labels, estimator parameters, tolerance, arrays); save the compression again"
+        )
+    return meta, arrays
 
 
 def _num(v: Any) -> float:

@@ -22,7 +22,7 @@ from benchsel.formulations.bayes.model import bucketize
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.registry import Registry
 from benchsel.formulations.core.result import Result, Termination
-from benchsel.formulations.core.validation import check_int, describe
+from benchsel.formulations.core.validation import check_int, check_run_settings, describe
 from benchsel.formulations.estimation import check_scores
 from benchsel.formulations.estimation.design import (
     BALANCE_DRAWS,
@@ -562,6 +562,7 @@ def select_items(Y_source: Any, k: int, selection: str = "kmedoids", *, seed: in
     """
 
     s = get_selection(selection)
+    seed, time_limit = check_run_settings(seed, time_limit)
     Y, _, k = check_selection_input(s, Y_source, k, "Y_source")
     return _run_selection(s, Y, k, seed=seed, time_limit=time_limit, verbose=verbose, options=options)
 

@@ -23,15 +23,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 import numpy as np
 import scipy.sparse as sp
 
 from .errors import InvalidInputError
 from .model import LinearModel
+from .untrusted import convert, read_json
 
-__all__ = ["MAP_FORMAT", "read_name_map", "selection_from_values", "write_mps"]
+__all__ = ["MAP_FORMAT", "NameMap", "read_name_map", "selection_from_values", "write_mps"]
 
 MAP_FORMAT = "benchsel-mps-map"
 
@@ -203,16 +205,55 @@ def _name_map(model: LinearModel, formulation: Any, model_options: Mapping[str, 
     return info
 
 
+class _Block(msgspec.Struct):
+    name: str
+    first: str = ""
+    start: Annotated[int, msgspec.Meta(ge=0)] = 0
+    count: Annotated[int, msgspec.Meta(ge=0)] = 0
+    shape: list[Annotated[int, msgspec.Meta(ge=0)]] = []
+
+
+class _SelectionMap(msgspec.Struct):
+    block: str
+    first_column: Annotated[int, msgspec.Meta(ge=0)]
+    items: list[Annotated[int, msgspec.Meta(ge=0)]]
+
+
+class NameMap(msgspec.Struct):
+    """The fields of a ``.mps.json`` name map with their types (checked when it is read)."""
+
+    format: str
+    selection: _SelectionMap
+    version: int = 1
+    model: str = ""
+    sense: Literal["min", "max"] = "min"
+    objective_sign: Literal[-1, 1] = 1
+    objective_constant: float = 0.0
+    constant_column: str | None = None
+    quadratic: bool = False
+    integer_columns: Annotated[int, msgspec.Meta(ge=0)] = 0
+    columns: list[_Block] = []
+    rows: list[_Block] = []
+    meta: dict[str, str | int | float | bool] = {}
+    model_options: dict[str, str | int | float | bool | None] = {}
+    formulation: str = ""
+    formulation_params: dict[str, str | int | float | bool | None] = {}
+
+
 def read_name_map(path: str | Path) -> dict[str, Any]:
-    """Read a name map written by :func:`write_mps` (give the ``.mps`` or the ``.json`` path)."""
+    """Read a name map written by :func:`write_mps` (give the ``.mps`` or the ``.json`` path).
+
+    The file is size-capped (``--max-json-mb``) and every field is checked against :class:`NameMap`;
+    a wrong type is an error naming the file, the field, what was expected and what was found.
+    """
     path = Path(path)
     jpath = path if path.suffix == ".json" else path.with_name(path.name + ".json")
-    try:
-        info = json.loads(jpath.read_text())
-    except (OSError, ValueError) as e:
-        raise InvalidInputError(f"path: cannot read the MPS name map {str(jpath)!r}: {e}") from None
-    if info.get("format") != MAP_FORMAT:
-        raise InvalidInputError(f"path: {str(jpath)!r} is not a benchsel MPS name map")
+    info = read_json(jpath, what="the MPS name map")
+    if not isinstance(info, dict) or info.get("format") != MAP_FORMAT:
+        got = info.get("format") if isinstance(info, dict) else f"a JSON {type(info).__name__}"
+        raise InvalidInputError(f"path: {str(jpath)!r} is not a benchsel MPS name map (format {got!r}, expected "
+                                f"{MAP_FORMAT!r})")
+    convert(info, NameMap, where=f"path: the MPS name map {str(jpath)!r}")
     return info
 
 

@@ -26,6 +26,8 @@ __all__ = [
     "check_int",
     "check_magnitude",
     "check_rng",
+    "check_run_settings",
+    "check_seed",
     "check_selection",
     "check_time_limit",
     "format_bytes",
@@ -284,6 +286,22 @@ def check_rng(seed: Any, name: str = "seed") -> np.random.Generator:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise InvalidInputError(f"{name}: expected a non-negative int, None or numpy Generator, got {describe(seed)}")
     return np.random.default_rng(int(seed))
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """A seed: a whole number ``0 <= seed < 2**63`` (an int or numpy integer; not a bool, float or string)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise InvalidInputError(f"{name}: expected a whole number >= 0 (an int), got {describe(seed)}")
+    if not 0 <= int(seed) < 2**63:
+        raise InvalidInputError(f"{name}: expected a whole number with 0 <= {name} < 2**63, got {int(seed)}")
+    return int(seed)
+
+
+def check_run_settings(seed: Any, time_limit: Any, *, seed_name: str = "seed",
+                       time_name: str = "time_limit") -> tuple[int, float | None]:
+    """The one check of a run's ``seed`` and ``time_limit`` (pure; ``compress``, ``estimate``, ``run`` and
+    ``solve`` call it before reading data or solving): ``(seed, time_limit)`` or a named error."""
+    return check_seed(seed, seed_name), check_time_limit(time_limit, time_name)
 
 
 def check_time_limit(t: Any, name: str = "time_limit") -> float | None:

@@ -51,7 +51,13 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option, check_options
 from benchsel.formulations.core.registry import Registry
-from benchsel.formulations.core.validation import MAX_MAGNITUDE, check_magnitude, check_selection, describe
+from benchsel.formulations.core.validation import (
+    MAX_MAGNITUDE,
+    _object_numeric,
+    check_magnitude,
+    check_selection,
+    describe,
+)
 
 __all__ = [
     "CONFORMAL_FOLDS",
@@ -119,8 +125,13 @@ def check_scores(Y: Any, name: str, *, ndim: tuple[int, ...], axes: tuple[str, .
     try:
         if hasattr(Y, "to_numpy"):
             Y = Y.to_numpy()
-        arr = np.asarray(Y, dtype=float)
+        raw = np.asarray(Y)
+        if raw.dtype.kind in "OUSV":  # strings ("0.5") and booleans inside objects are refused, not parsed
+            raw = _object_numeric(raw, name)
+        arr = np.asarray(raw, dtype=float)
     except (TypeError, ValueError) as e:
+        if isinstance(e, InvalidInputError):
+            raise
         raise InvalidInputError(f"{name}: expected a numeric array of shape {shape_doc}, got {describe(Y)} ({e})") \
             from None
     if arr.ndim not in ndim:

@@ -89,7 +89,7 @@ def test_malformed_lines_are_named_with_file_and_line(tmp_path):
     log = next(folder.glob("samples_*.jsonl"))
     lines = log.read_text().splitlines()
     log.write_text(lines[0] + "\n" + lines[1][:-5] + "\n")
-    with pytest.raises(InvalidInputError, match=rf"{log.name}:2: not a JSON object"):
+    with pytest.raises(InvalidInputError, match=rf"{log.name}:2: not valid JSON"):
         read_lm_eval_samples(tmp_path)
     log.write_text(lines[0] + "\n[1, 2]\n")
     with pytest.raises(InvalidInputError, match=rf"{log.name}:2: expected a JSON object"):

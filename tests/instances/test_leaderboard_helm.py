@@ -158,10 +158,13 @@ def test_helm_runs(tmp_path):
 def test_helm_bad_files(tmp_path):
     run = write_helm_run(tmp_path, "gsm", "a/b", {"id0": {"exact_match": 1.0}})
     (run / "per_instance_stats.json").write_text("{not json")
-    with pytest.raises(InvalidInputError, match="is not a JSON file"):
+    with pytest.raises(InvalidInputError, match=r"path: .*per_instance_stats.json': expected `array`, got `object`"):
+        read_helm_runs(tmp_path, "exact_match")
+    (run / "per_instance_stats.json").write_text("[not json")
+    with pytest.raises(InvalidInputError, match=r"per_instance_stats.json': not valid JSON"):
         read_helm_runs(tmp_path, "exact_match")
     (run / "per_instance_stats.json").write_text(json.dumps([{"stats": []}]))
-    with pytest.raises(InvalidInputError, match="entry 0: expected"):
+    with pytest.raises(InvalidInputError, match=r"field \$\[0\] object missing required field `instance_id`"):
         read_helm_runs(tmp_path, "exact_match")
     with pytest.raises(InvalidInputError, match="no HELM run"):
         read_helm_runs(run / "run_spec.json", "exact_match")
