@@ -263,7 +263,8 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
         raise InvalidInputError(f"filter: only lm-eval sample logs have filters; {str(path)!r} is read as {fmt!r}")
     if not reader.tasks and tasks is not None:
         raise InvalidInputError(f"tasks: only evaluation logs have tasks; {str(path)!r} is read as {fmt!r}")
-    spread = {"jobs": jobs, "scheduler": scheduler, "progress": progress, "min_items": min_items} if reader.spread else {}
+    spread = ({"jobs": jobs, "scheduler": scheduler, "progress": progress, "min_items": min_items}
+              if reader.spread else {})
     df = reader.read(path, metric=metric, tasks=tasks, filter=filter, missing=missing, duplicates=duplicates,
                      split=split, **spread)
     df.attrs["reader"] = {"format": fmt, "metric": dict(metric) if isinstance(metric, Mapping) else metric,
