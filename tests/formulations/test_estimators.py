@@ -20,7 +20,7 @@ from benchsel.formulations.estimation import (
 
 REQUIRED = ("mean", "cluster-weighted", "ridge", "repcore-ridge", "irt")
 SINGLE = ("mean", "cluster-weighted", "ridge", "repcore-ridge", "irt", "rs-mean", "bayes-aipw", "source-assisted",
-          "stacked", "model-assisted", "auto", "aipw", "bayes-rs-learn")
+          "stacked", "model-assisted", "auto", "aipw", "bayes-rs-learn", "suite")
 
 
 @pytest.fixture(scope="module")
