@@ -8,7 +8,8 @@ A saved compression is a folder holding two files:
   selected items' labels or null), "seed", "source": {"n_models",
   "n_items", "model_labels", "item_labels", "fingerprint", "reader"},
   "selection": {"name", "method", "time_limit", "options", "seconds",
-  "result"}, "estimator": {"name", "params"}, "check": {"atol"}}``;
+  "result"}, "estimator": {"name", "params"}, "tasks" (a suite's task names in
+  the order of ``c.tasks``, or null), "check": {"atol"}}``;
 * ``arrays.npz`` -- ``source_scores`` (the source matrix, models x items,
   float64), ``source_predictions`` (the fitted estimator's estimates of the
   source models) and any array-valued estimator parameter
@@ -44,8 +45,8 @@ from benchsel.formulations.core.errors import InvalidInputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMAT", "VERSION", "SourceScores", "align_scores", "estimate_table", "fingerprint_scores",
-           "save_compressed", "source_scores"]
+__all__ = ["FORMAT", "VERSION", "SourceScores", "align_scores", "check_saved_tasks", "estimate_table",
+           "fingerprint_scores", "save_compressed", "source_scores"]
 
 FORMAT = "benchsel-compression"
 VERSION = 1
@@ -225,6 +226,7 @@ def save_compressed(c: Any, path: str | Path) -> Path:
         "selection": {"name": c.selection.selection, "method": res.method, "time_limit": src.time_limit,
                       "options": src.selection_options, "seconds": float(c.selection.seconds), "result": result},
         "estimator": {"name": est.name, "params": spec},
+        "tasks": None if getattr(c, "tasks", None) is None else [str(t) for t in c.tasks],
         "check": {"atol": ATOL},
     }
     try:
@@ -278,6 +280,17 @@ def _read_arrays(p: Path) -> dict[str, np.ndarray]:
             return {k: np.asarray(z[k]) for k in z.files}
     except Exception as e:  # zipfile.BadZipFile, ValueError (object arrays), OSError, ...
         raise InvalidInputError(f"path: cannot read {str(p)!r}: {type(e).__name__}: {e}") from None
+
+
+def check_saved_tasks(meta: Mapping[str, Any], est: Any, where: str) -> None:
+    """The saved suite's task names (``meta["tasks"]``) are those of the refitted estimator (a named error)."""
+    saved = meta.get("tasks")
+    got = getattr(est, "tasks_", None)
+    if saved is None and got is None:
+        return
+    if saved is None or got is None or list(saved) != list(got):
+        raise InvalidInputError(f"path: {where} says the tasks are {saved!r} but its estimator's parameters give "
+                                f"{got!r} (damaged save)")
 
 
 def _num(v: Any) -> float:

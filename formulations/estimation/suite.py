@@ -27,7 +27,7 @@ from benchsel.formulations.core.options import Option
 from .base import Estimator, check_alpha, get_estimator, register_estimator, single_thread
 
 __all__ = ["AGGREGATES", "K_MIN", "PROPORTIONAL_SHARE", "Suite", "allocate", "allocation_variance",
-           "check_tasks", "suite_allocation", "task_variances", "task_weights"]
+           "chance_levels", "check_tasks", "item_tasks", "suite_allocation", "task_variances", "task_weights"]
 
 #: Smallest number of items of a task (two give a within-task variance, hence an interval).
 K_MIN = 2
@@ -182,6 +182,26 @@ def task_variances(Y: np.ndarray, codes: np.ndarray, n_tasks: int) -> np.ndarray
         if cols.shape[1] > 1:
             out[t] = float(np.var(cols, axis=1, ddof=1).mean())
     return out
+
+
+def item_tasks(df: Any) -> list[str] | None:
+    """Each column's task of a table the readers made (``df.attrs["tasks"]``), or None when it has none.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, shape (models, items)
+
+    Returns
+    -------
+    list of str, length items, or None
+        None when the table carries no task labels or they do not match its columns (a table whose
+        columns were cut since it was read).
+    """
+    attrs = getattr(df, "attrs", None)
+    tasks = attrs.get("tasks") if isinstance(attrs, dict) else None
+    if not isinstance(tasks, list) or len(tasks) != np.shape(df)[1]:
+        return None
+    return [str(t) for t in tasks]
 
 
 # ------------------------------------------------------------------ allocation
