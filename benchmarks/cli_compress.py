@@ -232,7 +232,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
                          str(r["method"])])
     if per_task is not None:
         header = ["model", "task", "estimate", "low", "high"]
-        _err(f"{100 * (1 - args.alpha):g}% intervals; each task estimated on its own items ({c.estimator.params['estimator']!r})")
+        inner = c.estimator.params["estimator"]
+        _err(f"{100 * (1 - args.alpha):g}% intervals; each task estimated on its own items ({inner!r})")
     n_left = 2 if per_task is not None else 1
     w = [max(len(x) for x in col) for col in zip(header, *body)]
     for row in [header, *body]:

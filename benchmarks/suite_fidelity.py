@@ -72,9 +72,10 @@ def load_suite(data_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
             blocks.append(np.asarray(z["Y"], dtype=float))
             models.append(z["models"].tolist() if "models" in z.files else None)
         tasks += [task] * blocks[-1].shape[1]
-    if all(m is not None for m in models):  # join on the common model names (first row of a repeated name)
-        firsts = [{m: i for i, m in reversed(list(enumerate(ms)))} for ms in models]
-        common = [m for m in models[0] if all(m in f for f in firsts)]
+    named = [ms for ms in models if ms is not None]
+    if len(named) == len(models):  # join on the common model names (first row of a repeated name)
+        firsts = [{m: i for i, m in reversed(list(enumerate(ms)))} for ms in named]
+        common = [m for m in named[0] if all(m in f for f in firsts)]
         common = list(dict.fromkeys(common))
         blocks = [b[[f[m] for m in common]] for b, f in zip(blocks, firsts)]
     return np.hstack(blocks), np.asarray(tasks)
@@ -213,7 +214,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.suite_fidelity", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchsel.benchmarks.suite_fidelity",
+                                 description="Suites on real data: suite and per-task estimates and intervals.")
     ap.add_argument("--out", type=Path, required=True, help="folder for suite_fidelity.jsonl and .md")
     ap.add_argument("--data-dir", type=Path, default=None, help="the shared data (default: ../shared/data)")
     ap.add_argument("--suites", nargs="+", default=list(SUITES), choices=list(SUITES))

@@ -59,7 +59,6 @@ from .saved import (
     save_compressed,
     source_scores,
 )
-from .suite_selection import select_suite, suite_spec, tasks_of
 from .selections import (
     Selection,
     SelectionResult,
@@ -76,6 +75,7 @@ from .selections import (
     select_items,
     selection_names,
 )
+from .suite_selection import select_suite, suite_spec, tasks_of
 
 __all__ = [
     "DEFAULT_ESTIMATOR",

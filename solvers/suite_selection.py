@@ -14,7 +14,13 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
-from benchsel.formulations.estimation.suite import chance_levels, check_tasks, item_tasks, suite_allocation, task_weights
+from benchsel.formulations.estimation.suite import (
+    chance_levels,
+    check_tasks,
+    item_tasks,
+    suite_allocation,
+    task_weights,
+)
 
 from .selections import Selection, SelectionResult, _log, _run_selection
 
@@ -127,6 +133,6 @@ def tasks_of(Y: Any, tasks: Any) -> Sequence[str] | None:
     if tasks is False:
         return None
     if tasks is not None:
-        return tasks  # type: ignore[no-any-return]
+        return tasks
     found = item_tasks(Y) if hasattr(Y, "attrs") and hasattr(Y, "columns") else None
     return found if found is not None and len(set(found)) >= 2 else None

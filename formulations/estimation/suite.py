@@ -379,8 +379,9 @@ class Suite(Estimator):
         sel_codes = codes[sel]
         empty = [names[t] for t in range(T) if not np.any(sel_codes == t)]
         if empty:
-            raise InvalidInputError(f"selection: every task needs a selected item, tasks {', '.join(map(repr, empty[:5]))}"
-                                    f" have none (compress(..., tasks=...) gives each task at least {K_MIN})")
+            raise InvalidInputError(f"selection: every task needs a selected item, tasks "
+                                    f"{', '.join(map(repr, empty[:5]))} have none (compress(..., tasks=...) gives "
+                                    f"each task at least {K_MIN})")
         self.columns_: list[np.ndarray] = []
         self.members_: list[Estimator | None] = []
         for t in range(T):
@@ -416,11 +417,12 @@ class Suite(Estimator):
             elif alpha is None:
                 est[:, j] = lo[:, j] = hi[:, j] = m._predict(Yj)
             else:
-                e, a, b = m._interval(Yj, alpha)
-                est[:, j], lo[:, j], hi[:, j] = e, m._clip(np.asarray(a, dtype=float)), m._clip(
-                    np.asarray(b, dtype=float))
-        b = self.chance_
-        return rescale(est, b), rescale(lo, b), rescale(hi, b)
+                e, low, high = m._interval(Yj, alpha)
+                est[:, j] = e
+                lo[:, j] = m._clip(np.asarray(low, dtype=float))
+                hi[:, j] = m._clip(np.asarray(high, dtype=float))
+        chance = self.chance_
+        return rescale(est, chance), rescale(lo, chance), rescale(hi, chance)
 
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
         return self._tasks(Yt, None)[0] @ self.task_weights_

@@ -37,7 +37,8 @@ def test_suite_contract(suite):
     assert np.abs(P - truth).mean() < 0.12
     lo, hi = c.predict_interval(new[:, c.items], alpha=0.1)
     tlo, thi = c.predict_tasks_interval(new[:, c.items], alpha=0.1)
-    assert lo.shape == (new.shape[0],) and tlo.shape == thi.shape == P.shape
+    assert lo.shape == hi.shape == (new.shape[0],) and np.all(lo <= hi)
+    assert tlo.shape == thi.shape == P.shape
     assert np.all(tlo <= P + 1e-12) and np.all(P <= thi + 1e-12)
     micro = compress(src, 30, seed=1, tasks=tasks, aggregate="micro")
     Pm = micro.predict_tasks(new[:, micro.items])
@@ -66,7 +67,7 @@ def test_suite_dataframes_in_labelled_frames_out(suite):
     P = c.predict_tasks(c.subset(new_df))
     assert isinstance(P, pd.DataFrame) and list(P.columns) == c.tasks and list(P.index) == list(new_df.index)
     lo, hi = c.predict_tasks_interval(c.subset(new_df))
-    assert isinstance(lo, pd.DataFrame) and lo.shape == P.shape
+    assert isinstance(lo, pd.DataFrame) and lo.shape == hi.shape == P.shape and (lo <= hi).all().all()
     s = c.predict(c.subset(new_df))
     assert isinstance(s, pd.Series)
     np.testing.assert_allclose(s.to_numpy(), c.predict(new[:, c.items]))
@@ -96,9 +97,9 @@ def test_suite_bad_input(suite):
     src, new, tasks = suite
     with pytest.raises(InvalidInputError, match="tasks: expected one task name per item, 300 names"):
         compress(src, 30, tasks=tasks[:-1])
-    with pytest.raises(InvalidInputError, match="k_min = 2.*'tiny'"):
+    with pytest.raises(InvalidInputError, match=r"k_min = 2.*'tiny'"):
         compress(src, 30, tasks=np.r_[tasks[:-1], ["tiny"]])
-    with pytest.raises(InvalidInputError, match="aggregate: expected a weight for each.*missing 'mmlu'"):
+    with pytest.raises(InvalidInputError, match=r"aggregate: expected a weight for each.*missing 'mmlu'"):
         compress(src, 30, tasks=tasks, aggregate={"arc": 1, "hella": 1})
     with pytest.raises(InvalidInputError, match="chance: expected chance levels 0 <= b < 1"):
         compress(src, 30, tasks=tasks, chance=1.5)
