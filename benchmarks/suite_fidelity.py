@@ -39,8 +39,11 @@ from typing import Any
 import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.estimation.suite import allocate
-from benchsel.solvers.compression import compress
+from benchsel.formulations.estimation import get_estimator
+from benchsel.formulations.estimation.suite import PROPORTIONAL_SHARE, allocate
+from benchsel.solvers.compression import DEFAULT_ESTIMATOR, DEFAULT_SELECTION, compress
+from benchsel.solvers.selections import get_selection
+from benchsel.solvers.suite_selection import select_suite, suite_spec
 
 from ._data import default_data_dir
 from .fidelity import _t975, split_models
@@ -55,6 +58,8 @@ SUITES: dict[str, dict[str, str]] = {
 REGIMES = {"interpolation": "interpolation", "extrapolation": "paper-extrapolation"}
 KS = (30, 60, 150)
 METHODS = ("pooled", "floor", "suite")
+#: Allocations other than the default's 75 % proportional floor (``--methods``): pure Neyman, pure proportional.
+SHARES = {"suite-neyman": 0.0, "suite-proportional": 1.0}
 ALPHA = 0.1
 JSONL = "suite_fidelity.jsonl"
 
@@ -112,6 +117,16 @@ def _suite_interval(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np
     return (s, s - np.sqrt(np.square(est - lo).sum(axis=1)) / T, s + np.sqrt(np.square(hi - est).sum(axis=1)) / T)
 
 
+def _suite_fit(Ys: np.ndarray, k: int, seed: int, tasks: np.ndarray, share: float) -> Any:
+    """What ``compress(Ys, k, seed=seed, tasks=tasks)`` fits (default selection and estimator), with the
+    allocation's proportional ``share`` as given."""
+    spec = suite_spec(tasks, Ys.shape[1], None, None)
+    sel = select_suite(get_selection(DEFAULT_SELECTION), Ys, k, spec, seed=seed, time_limit=None, verbose=False,
+                       options={}, share=share)
+    est = get_estimator("suite", tasks=spec.labels, estimator=DEFAULT_ESTIMATOR, weights=sel.weights)
+    return est.fit(Ys, sel.items)
+
+
 def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows of one (suite, regime, k, seed): one per method."""
     Y, tasks = load_suite(Path(cell["data_dir"]), cell["suite"])
@@ -125,7 +140,7 @@ def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
     Ys, Yt = Y[src], Y[tgt]
     tt, mt = truth[tgt], macro[tgt]
     rows = []
-    for method in METHODS:
+    for method in cell.get("methods", METHODS):
         task_est = task_lo = task_hi = None
         if method == "pooled":
             c = compress(Ys, k, seed=seed)
@@ -134,10 +149,10 @@ def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
             task_est, task_lo, task_hi = _floor(Ys, Yt, codes, T, k, seed)
             s, slo, shi = _suite_interval(task_est, task_lo, task_hi)
         else:
-            c = compress(Ys, k, seed=seed, tasks=tasks)
-            X = Yt[:, c.items]
-            s, slo, shi = c.estimator.predict_with_interval(X, alpha=ALPHA)
-            task_est, task_lo, task_hi = c.estimator.predict_tasks_with_interval(X, alpha=ALPHA)
+            est = _suite_fit(Ys, k, seed, tasks, SHARES.get(method, PROPORTIONAL_SHARE))
+            X = Yt[:, est.selection_]
+            s, slo, shi = est.predict_with_interval(X, alpha=ALPHA)
+            task_est, task_lo, task_hi = est.predict_tasks_with_interval(X, alpha=ALPHA)
         row: dict[str, Any] = {"suite": cell["suite"], "regime": cell["regime"], "k": k, "seed": seed,
                                "method": method, "targets": int(tgt.size), "mae": float(np.abs(s - mt).mean()),
                                "cover": float(np.mean((slo <= mt + 1e-12) & (mt <= shi + 1e-12)))}
@@ -177,8 +192,14 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             s[f"{m}_cover"] = float(np.mean([pick[m][sd]["cover"] for sd in seeds if sd in pick[m]]))
         s["ratio"] = _mean_half([pick["suite"][sd]["mae"] / pick["floor"][sd]["mae"] for sd in seeds])
         tasks = list(pick["suite"][seeds[0]]["task_mae"])
-        s["task_ratio_max"] = max(np.mean([pick["suite"][sd]["task_mae"][t] for sd in seeds])
-                                  / np.mean([pick["floor"][sd]["task_mae"][t] for sd in seeds]) for t in tasks)
+        for m in ("suite", *SHARES):
+            if m in by and all(sd in {r["seed"] for r in by[m]} for sd in seeds):
+                got = {r["seed"]: r for r in by[m]}
+                s[f"{m}_task_ratio_max"] = max(np.mean([got[sd]["task_mae"][t] for sd in seeds])
+                                               / np.mean([pick["floor"][sd]["task_mae"][t] for sd in seeds])
+                                               for t in tasks)
+                s[f"{m}_ratio"] = _mean_half([got[sd]["mae"] / pick["floor"][sd]["mae"] for sd in seeds])
+        s["task_ratio_max"] = s["suite_task_ratio_max"]
         covers = [np.mean([pick["suite"][sd]["task_cover"][t] for sd in seeds]) for t in tasks]
         s["task_cover_range"] = (float(min(covers)), float(max(covers)))
         out.append(s)
@@ -204,6 +225,14 @@ def render(summary: Sequence[Mapping[str, Any]]) -> str:
     lines.append("")
     lines.append(f"Suite / floor ratio of the suite's MAE at most 0.85 in {good} of {n} cells; largest per-task "
                  f"ratio {max((s['task_ratio_max'] for s in summary), default=math.nan):.2f}.")
+    alloc = [s for s in summary if all(f"{m}_ratio" in s for m in SHARES)]
+    if alloc:
+        lines += ["", "Allocations (suite / floor MAE ratio of the suite; largest per-task ratio):", "",
+                  "| suite | regime | k | 75 % proportional + Neyman (default) | Neyman | proportional |",
+                  "|" + "---|" * 6]
+        for s in alloc:
+            cells = [f"{s[f'{m}_ratio'][0]:.2f} ({s[f'{m}_task_ratio_max']:.2f})" for m in ("suite", *SHARES)]
+            lines.append(f"| {s['suite']} | {s['regime']} | {s['k']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -223,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=[*METHODS, *SHARES],
+                    help="methods to run (the summary compares pooled, floor and suite; the others are the "
+                         "suite with another allocation)")
     args = ap.parse_args(argv)
     data_dir = args.data_dir or default_data_dir()
     if data_dir is None:
@@ -231,10 +263,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / JSONL
     rows = _read(path)
-    done = {(r["suite"], r["regime"], r["k"], r["seed"]) for r in rows}
-    cells = [{"data_dir": str(data_dir), "suite": s, "regime": g, "k": k, "seed": sd}
-             for s in args.suites for g in args.regimes for k in args.ks for sd in range(args.seeds)
-             if (s, g, k, sd) not in done]
+    done = {(r["suite"], r["regime"], r["k"], r["seed"], r["method"]) for r in rows}
+    cells = []
+    for s in args.suites:
+        for g in args.regimes:
+            for k in args.ks:
+                for sd in range(args.seeds):
+                    todo = [m for m in args.methods if (s, g, k, sd, m) not in done]
+                    if todo:
+                        cells.append({"data_dir": str(data_dir), "suite": s, "regime": g, "k": k, "seed": sd,
+                                      "methods": todo})
     with path.open("a") as fh:
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as ex:

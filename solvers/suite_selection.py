@@ -15,6 +15,7 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
 from benchsel.formulations.estimation.suite import (
+    PROPORTIONAL_SHARE,
     chance_levels,
     check_tasks,
     item_tasks,
@@ -74,7 +75,7 @@ def suite_spec(tasks: Any, n_items: int, aggregate: Any, chance: Any) -> SuiteSp
 
 
 def select_suite(s: Selection, A: np.ndarray, k: int, spec: SuiteSpec, *, seed: int, time_limit: float | None,
-                 verbose: bool, options: Mapping[str, Any]) -> SelectionResult:
+                 verbose: bool, options: Mapping[str, Any], share: float = PROPORTIONAL_SHARE) -> SelectionResult:
     """``k`` items of a suite: :func:`~benchsel.formulations.estimation.suite.suite_allocation` splits
     ``k`` across the tasks, selection ``s`` chooses each task's share on that task's columns.
 
@@ -87,6 +88,8 @@ def select_suite(s: Selection, A: np.ndarray, k: int, spec: SuiteSpec, *, seed: 
     spec : SuiteSpec
     seed, time_limit, verbose, options
         As for :func:`~benchsel.solvers.selections.select_items` (the same seed in every task).
+    share : float
+        Share of ``k`` allocated in proportion to the tasks' sizes (0: pure Neyman allocation).
 
     Returns
     -------
@@ -96,7 +99,7 @@ def select_suite(s: Selection, A: np.ndarray, k: int, spec: SuiteSpec, *, seed: 
     """
     if A.ndim != 2:
         raise InvalidInputError(f"tasks: suites take one metric, scores of shape (models, items); got shape {A.shape}")
-    alloc = suite_allocation(A, spec.codes, spec.names, k, spec.weights)
+    alloc = suite_allocation(A, spec.codes, spec.names, k, spec.weights, share=share)
     _log(verbose, "suite allocation: " + ", ".join(f"{t} {int(n)}" for t, n in zip(spec.names, alloc)))
     items: list[np.ndarray] = []
     weights: list[np.ndarray] | None = []
