@@ -258,7 +258,8 @@ def allocate(sizes: Any, sigma2: Any, k: int, *, weights: Any = None, k_min: int
         low = np.minimum(np.maximum(low, np.asarray(lower, dtype=np.int64)), N)
     if not int(low.sum()) <= k <= int(N.sum()):
         raise InvalidInputError(f"k: expected {int(low.sum())} <= k <= {int(N.sum())} for {T} tasks (at least "
-                                f"{k_min} items each), got k = {k}")
+                                f"{k_min} items each), got k = {k}; for a smaller budget pool the tasks "
+                                "(compress(..., tasks=False), benchsel compress --pool)")
     kt = low.copy()
     w2s = w * w * s2
     heap = [(-w2s[j] / (kt[j] * (kt[j] + 1)), kt[j] / N[j], j) for j in range(T) if kt[j] < N[j]]
