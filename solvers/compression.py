@@ -118,6 +118,8 @@ class Compressed:
     fit_seconds : float
     source : benchsel.solvers.saved.SourceScores, optional
         The source scores and settings :func:`compress` used (for :meth:`save`).
+    tasks : list of str or None
+        A suite's task names (``compress(..., tasks=...)``), the columns of :meth:`predict_tasks`.
     """
 
     items: np.ndarray
