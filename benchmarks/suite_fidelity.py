@@ -60,6 +60,8 @@ KS = (30, 60, 150)
 METHODS = ("pooled", "floor", "suite")
 #: Allocations other than the default's 75 % proportional floor (``--methods``): pure Neyman, pure proportional.
 SHARES = {"suite-neyman": 0.0, "suite-proportional": 1.0}
+#: The suite estimator borrowing strength across tasks (``borrow=True``; ``--methods suite-borrow``).
+BORROW = "suite-borrow"
 ALPHA = 0.1
 JSONL = "suite_fidelity.jsonl"
 
@@ -117,13 +119,13 @@ def _suite_interval(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np
     return (s, s - np.sqrt(np.square(est - lo).sum(axis=1)) / T, s + np.sqrt(np.square(hi - est).sum(axis=1)) / T)
 
 
-def _suite_fit(Ys: np.ndarray, k: int, seed: int, tasks: np.ndarray, share: float) -> Any:
+def _suite_fit(Ys: np.ndarray, k: int, seed: int, tasks: np.ndarray, share: float, borrow: bool = False) -> Any:
     """What ``compress(Ys, k, seed=seed, tasks=tasks)`` fits (default selection and estimator), with the
-    allocation's proportional ``share`` as given."""
+    allocation's proportional ``share`` and the suite estimator's ``borrow`` as given."""
     spec = suite_spec(tasks, Ys.shape[1], None, None)
     sel = select_suite(get_selection(DEFAULT_SELECTION), Ys, k, spec, seed=seed, time_limit=None, verbose=False,
                        options={}, share=share)
-    est = get_estimator("suite", tasks=spec.labels, estimator=DEFAULT_ESTIMATOR, weights=sel.weights)
+    est = get_estimator("suite", tasks=spec.labels, estimator=DEFAULT_ESTIMATOR, weights=sel.weights, borrow=borrow)
     return est.fit(Ys, sel.items)
 
 
@@ -149,7 +151,7 @@ def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
             task_est, task_lo, task_hi = _floor(Ys, Yt, codes, T, k, seed)
             s, slo, shi = _suite_interval(task_est, task_lo, task_hi)
         else:
-            est = _suite_fit(Ys, k, seed, tasks, SHARES.get(method, PROPORTIONAL_SHARE))
+            est = _suite_fit(Ys, k, seed, tasks, SHARES.get(method, PROPORTIONAL_SHARE), borrow=method == BORROW)
             X = Yt[:, est.selection_]
             s, slo, shi = est.predict_with_interval(X, alpha=ALPHA)
             task_est, task_lo, task_hi = est.predict_tasks_with_interval(X, alpha=ALPHA)
@@ -192,13 +194,16 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             s[f"{m}_cover"] = float(np.mean([pick[m][sd]["cover"] for sd in seeds if sd in pick[m]]))
         s["ratio"] = _mean_half([pick["suite"][sd]["mae"] / pick["floor"][sd]["mae"] for sd in seeds])
         tasks = list(pick["suite"][seeds[0]]["task_mae"])
-        for m in ("suite", *SHARES):
+        for m in ("suite", *SHARES, BORROW):
             if m in by and all(sd in {r["seed"] for r in by[m]} for sd in seeds):
                 got = {r["seed"]: r for r in by[m]}
                 s[f"{m}_task_ratio_max"] = max(np.mean([got[sd]["task_mae"][t] for sd in seeds])
                                                / np.mean([pick["floor"][sd]["task_mae"][t] for sd in seeds])
                                                for t in tasks)
                 s[f"{m}_ratio"] = _mean_half([got[sd]["mae"] / pick["floor"][sd]["mae"] for sd in seeds])
+                tc = [np.mean([got[sd]["task_cover"][t] for sd in seeds]) for t in tasks]
+                s[f"{m}_covers"] = (float(np.mean([got[sd]["cover"] for sd in seeds])), float(min(tc)),
+                                    float(max(tc)))
         s["task_ratio_max"] = s["suite_task_ratio_max"]
         covers = [np.mean([pick["suite"][sd]["task_cover"][t] for sd in seeds]) for t in tasks]
         s["task_cover_range"] = (float(min(covers)), float(max(covers)))
@@ -225,6 +230,19 @@ def render(summary: Sequence[Mapping[str, Any]]) -> str:
     lines.append("")
     lines.append(f"Suite / floor ratio of the suite's MAE at most 0.85 in {good} of {n} cells; largest per-task "
                  f"ratio {max((s['task_ratio_max'] for s in summary), default=math.nan):.2f}.")
+    borrowed = [s for s in summary if f"{BORROW}_ratio" in s]
+    if borrowed:
+        lines += ["", "Borrowing strength across tasks (suite / floor MAE ratio of the suite; largest per-task "
+                  "ratio; 90 % coverage of the suite and, in brackets, the tasks' range):", "",
+                  "| suite | regime | k | default | borrow | default coverage | borrow coverage |", "|" + "---|" * 7]
+        for s in borrowed:
+            cov = []
+            for m in ("suite", BORROW):
+                c = s[f"{m}_covers"]
+                cov.append(f"{c[0]:.2f} ({c[1]:.2f}-{c[2]:.2f})")
+            lines.append(f"| {s['suite']} | {s['regime']} | {s['k']} | {s['suite_ratio'][0]:.2f} "
+                         f"({s['suite_task_ratio_max']:.2f}) | {s[f'{BORROW}_ratio'][0]:.2f} "
+                         f"({s[f'{BORROW}_task_ratio_max']:.2f}) | {cov[0]} | {cov[1]} |")
     alloc = [s for s in summary if all(f"{m}_ratio" in s for m in SHARES)]
     if alloc:
         lines += ["", "Allocations (suite / floor MAE ratio of the suite; largest per-task ratio):", "",
@@ -252,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=[*METHODS, *SHARES],
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=[*METHODS, *SHARES, BORROW],
                     help="methods to run (the summary compares pooled, floor and suite; the others are the "
                          "suite with another allocation)")
     args = ap.parse_args(argv)

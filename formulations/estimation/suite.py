@@ -295,6 +295,52 @@ def suite_allocation(Y: np.ndarray, codes: np.ndarray, names: Sequence[str], k: 
     return allocate(N, task_variances(Y, codes, T), k, weights=weights, k_min=k_min, lower=floor, names=names)
 
 
+# ------------------------------------------------------------------ borrowing strength
+class Borrowed:
+    """One task's GREG estimate with the target's subset mean on the other tasks as the auxiliary variable.
+
+    Each item ``i`` of the task gets a least-squares line ``a_i + b_i z`` fitted on the sources, ``z``
+    being a model's mean over the other tasks' selected items; for a target with ``z_t``, the prediction
+    ``f(i) = a_i + b_i z_t`` (clipped to the sources' range) is corrected by the design-weighted mean of
+    its residuals on the task's selected items: ``mean_i f(i) + sum_j w_j (y_j - f(j))``. The other
+    tasks' samples are drawn independently of this task's, so the estimate stays design-unbiased.
+    Interval: ``t_{k-1}`` times ``sqrt((1 - k/N) (w . w) s^2)``, ``s^2`` the residuals' sample variance.
+
+    Parameters
+    ----------
+    Y : ndarray, shape (S, N_t)
+        The sources' scores on the task's items.
+    z : ndarray, shape (S,)
+        The sources' mean over the other tasks' selected items.
+    local : ndarray of int64, shape (k_t,)
+        The task's selected items (indices into its items).
+    weights : ndarray, shape (k_t,)
+        Design weights (sum 1).
+    """
+
+    def __init__(self, Y: np.ndarray, z: np.ndarray, local: np.ndarray, weights: np.ndarray) -> None:
+        zc = z - z.mean()
+        vz = float(zc @ zc)
+        self.b = (zc @ (Y - Y.mean(axis=0))) / vz if vz > 0 else np.zeros(Y.shape[1])
+        self.a = Y.mean(axis=0) - self.b * z.mean()
+        self.local, self.w = local, weights
+        self.range = (float(Y.min()), float(Y.max()))
+        self.fpc = max(0.0, 1.0 - local.size / Y.shape[1])
+
+    def estimate(self, y: np.ndarray, z: np.ndarray, alpha: float | None) -> tuple[np.ndarray, np.ndarray]:
+        """(estimates, half-widths (zeros when ``alpha`` is None)), each shape (T,); ``y`` (T, k_t), ``z`` (T,)."""
+        f = np.clip(self.a[None, :] + z[:, None] * self.b[None, :], *self.range)
+        res = y - f[:, self.local]
+        est = f.mean(axis=1) + res @ self.w
+        k = self.local.size
+        if alpha is None or k < 2:
+            return est, np.zeros_like(est)
+        from scipy.stats import t as student
+
+        se = np.sqrt(self.fpc * float(self.w @ self.w) * res.var(axis=1, ddof=1))
+        return est, float(student.ppf(1 - alpha / 2, k - 1)) * se
+
+
 # ------------------------------------------------------------------ estimator
 @register_estimator
 class Suite(Estimator):
@@ -313,8 +359,8 @@ class Suite(Estimator):
         Task names, in order of first appearance in ``tasks``.
     task_weights_ : ndarray, shape (T,)
     chance_ : ndarray, shape (T,), or None
-    members_ : list of Estimator or None
-        Each task's fitted estimator (None for a fully selected task).
+    members_ : list of Estimator, Borrowed or None
+        Each task's fitted estimator (None for a fully selected task; :class:`Borrowed` with ``borrow``).
     """
 
     name = "suite"
@@ -330,6 +376,9 @@ class Suite(Estimator):
         Option("estimator_options", None, "any", doc="its options (a mapping)"),
         Option("weights", None, "any", doc="(k,) design weights of the selected items (normalised within each "
                                            "task), for an inner estimator with a weights option"),
+        Option("borrow", False, "bool", doc="estimate each task by GREG with the target's mean on the other "
+                                            "tasks' items as the auxiliary variable (:class:`Borrowed`) instead "
+                                            "of the inner estimator"),
     )
 
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -384,7 +433,8 @@ class Suite(Estimator):
                                     f"{', '.join(map(repr, empty[:5]))} have none (compress(..., tasks=...) gives "
                                     f"each task at least {K_MIN})")
         self.columns_: list[np.ndarray] = []
-        self.members_: list[Estimator | None] = []
+        self._others = [np.flatnonzero(sel_codes != t) for t in range(T)]
+        self.members_: list[Any] = []
         for t in range(T):
             items = np.flatnonzero(codes == t)
             cols = np.flatnonzero(sel_codes == t)
@@ -392,6 +442,11 @@ class Suite(Estimator):
             self.columns_.append(cols)
             if cols.size == items.size:  # every item selected: the task's score is known
                 self.members_.append(None)
+                continue
+            if self.params["borrow"] and T > 1:
+                wt = np.ones(cols.size) if w is None else np.asarray(w, dtype=float)[cols]
+                z = Y[:, sel[sel_codes != t]].mean(axis=1)
+                self.members_.append(Borrowed(Y[:, items], z, local, wt / wt.sum()))
                 continue
             member = self._prototype._unfitted()
             if w is not None and "weights" in member.params:
@@ -401,7 +456,7 @@ class Suite(Estimator):
 
     def _check_targets(self, Yt: np.ndarray) -> None:
         for m, cols in zip(self.members_, self.columns_):
-            if m is not None:
+            if isinstance(m, Estimator):
                 m._check_targets(Yt[:, cols])
 
     # ------------------------------------------------------------ estimates
@@ -415,6 +470,9 @@ class Suite(Estimator):
             Yj = Yt[:, cols]
             if m is None:
                 est[:, j] = lo[:, j] = hi[:, j] = Yj.mean(axis=1)
+            elif isinstance(m, Borrowed):
+                e, h = m.estimate(Yj, Yt[:, self._others[j]].mean(axis=1), alpha)
+                est[:, j], lo[:, j], hi[:, j] = np.clip(e, *m.range), e - h, e + h
             elif alpha is None:
                 est[:, j] = lo[:, j] = hi[:, j] = m._predict(Yj)
             else:

@@ -146,3 +146,20 @@ def test_suite_fully_selected_task_is_exact_and_bad_selections():
         get_estimator("suite", tasks=tasks[:-1]).fit(Y, sel)
     with pytest.raises(InvalidInputError, match="estimator: the estimator inside each task cannot be 'suite'"):
         get_estimator("suite", estimator="suite")
+
+
+def test_borrowing_strength_is_design_unbiased_by_enumeration():
+    # every 3-item sample of task "x" (12 items), task "y"'s sample fixed: the GREG estimates average to the truth
+    Y = irt_responses(31, 30, seed=4)
+    src, target = Y[:30], Y[30]
+    tasks = ["x"] * 12 + ["y"] * 18
+    other = [12, 15, 20, 25]
+    ests = []
+    for trio in itertools.combinations(range(12), 3):
+        sel = np.array([*trio, *other])
+        est = get_estimator("suite", tasks=tasks, borrow=True).fit(src, sel)
+        z = target[other].mean(keepdims=True)
+        ests.append(est.members_[0].estimate(target[list(trio)][None], z, None)[0][0])  # before clipping to [0, 1]
+    assert np.mean(ests) == pytest.approx(target[:12].mean(), abs=1e-9)
+    P, lo, hi = est.predict_tasks_with_interval(target[sel][None], alpha=0.1)
+    assert np.all(lo <= P) and np.all(P <= hi) and np.all(np.isfinite(hi))
