@@ -4,7 +4,8 @@
 
     benchsel compress SCORES --k K --out DIR [--selection S] [--estimator E] [--seed N] [--time-limit S]
                       [--metric M | --metric TASK=M ...] [--filter F | --filter TASK=F ...]
-                      [--tasks PATTERN ...]
+                      [--tasks PATTERN ...] [--aggregate macro|micro|TASK=W ...] [--chance B | TASK=B ...]
+                      [--pool]
                       [--missing error|drop-items|drop-models] [--duplicates error|latest]
                       [--format auto|lm-eval|leaderboard|helm|table|npz] [--force]
                       [--jobs N | --scheduler ADDRESS] [--no-progress] [--max-line-mb MB] [...]
@@ -19,6 +20,11 @@ labels of lm-eval logs, ``samples.json`` for ``lm_eval --samples
 DIR/samples.json``. ``estimate`` reads the new models' scores (by default
 the way ``compress`` read its scores) and prints each model's estimated
 full-benchmark score with a 90 % interval (``--alpha``) and which estimate it got.
+
+Scores read from evaluation logs keep their tasks (lm-eval tasks, leaderboard benchmarks, HELM
+scenarios): with two or more, ``compress`` splits the budget across the tasks and ``estimate`` prints a
+row per task and the suite's row (``--aggregate``, default macro: the mean of the tasks; ``--pool``
+estimates the pooled item mean instead).
 """
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ from benchsel.formulations.estimation import get_estimator
 from benchsel.instances.evallogs import parse_item_label, write_items_csv, write_samples_json
 from benchsel.instances.scorefiles import load_scores
 from benchsel.solvers.compression import DEFAULT_ESTIMATOR, DEFAULT_SELECTION, compress, load_compressed
-from benchsel.solvers.saved import ARRAYS, META, check_out_folder, estimate_table
+from benchsel.solvers.saved import ARRAYS, META, align_scores, check_out_folder, estimate_table
 from benchsel.solvers.selections import get_selection
 
 __all__ = ["COMMANDS", "add_commands", "cmd_compress", "cmd_estimate"]
@@ -84,6 +90,14 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds for the selection's solver")
     c.add_argument("--tasks", nargs="+", default=None, metavar="PATTERN",
                    help="only tasks matching these shell patterns (evaluation logs)")
+    c.add_argument("--aggregate", action="append", default=None, metavar="A",
+                   help="the suite's score from its tasks' scores: macro (default: their mean), micro (weighted by "
+                        "their sizes) or TASK=WEIGHT, repeatable")
+    c.add_argument("--chance", action="append", default=None, metavar="B",
+                   help="chance level of the tasks (one number, or TASK=B, repeatable): task scores rescaled to "
+                        "max(0, (s - B) / (1 - B))")
+    c.add_argument("--pool", action="store_true",
+                   help="ignore the tasks: estimate the mean over every item of every task")
     c.add_argument("--force", action="store_true", help="replace a compression already in DIR")
     _reader_options(c, defaults_from_saved=False)
 
@@ -151,8 +165,14 @@ def cmd_compress(args: argparse.Namespace) -> int:
     df = _read(args.scores, args, {}, tasks=args.tasks, min_items=k + 1)
     _err(f"scores: {df.shape[0]} models x {df.shape[1]} items")
     estimator = args.estimator or DEFAULT_ESTIMATOR
+    aggregate = _by_task(args.aggregate, "aggregate")
+    chance = _by_task(args.chance, "chance")
     c = compress(df, k=args.k, selection=args.selection, estimator=estimator, seed=args.seed,
-                 time_limit=args.time_limit, verbose=True)
+                 time_limit=args.time_limit, verbose=True, tasks=False if args.pool else None,
+                 aggregate=aggregate, chance=None if chance is None else _number(chance, "chance"))
+    if c.tasks is not None:
+        alloc = c.selection.result.extra.get("allocation", {})
+        _err(f"suite of {len(c.tasks)} tasks: " + ", ".join(f"{t} {alloc.get(t, '?')}" for t in c.tasks))
     c.save(out)
     _err(f"wrote {out / META} and {out / ARRAYS} ({c.k} items of {c.n_items}, estimator {estimator!r})")
     items_csv = write_items_csv(c, out / "items.csv")
@@ -177,6 +197,14 @@ def cmd_compress(args: argparse.Namespace) -> int:
     return 0
 
 
+def _number(v: str | dict[str, str], what: str) -> float | dict[str, float]:
+    """A number or a mapping of numbers from the command line, or a named error."""
+    try:
+        return float(v) if isinstance(v, str) else {t: float(x) for t, x in v.items()}
+    except ValueError:
+        raise InvalidInputError(f"{what}: expected a number or TASK=NUMBER, got {v!r}") from None
+
+
 def _fmt(v: float) -> str:
     return "-" if not math.isfinite(v) else f"{v:.4f}"
 
@@ -190,18 +218,45 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     reader = dict(c.source.reader)
     df = _read(args.new_scores, args, reader, tasks=None)
     table = estimate_table(c, df, alpha=args.alpha)
+    tasks = c.tasks
+    per_task = None
+    if tasks is not None:
+        X, _ = align_scores(c, df)
+        per_task = c.estimator.predict_tasks_with_interval(X, alpha=args.alpha)
+        aggregate = c.estimator.params["aggregate"]
+        suite_name = f"suite ({aggregate if isinstance(aggregate, str) else 'weighted'})"
     if args.json:
-        for model, row in table.iterrows():
+        for i, (model, row) in enumerate(table.iterrows()):
             iv = [row["low"], row["high"]] if math.isfinite(row["low"]) else None
-            print(json.dumps({"model": str(model), "estimate": float(row["estimate"]), "interval": iv,
-                              "interval_note": row["interval"], "method": str(row["method"])}))
+            obj: dict[str, Any] = {"model": str(model), "estimate": float(row["estimate"]),
+                                   "low": float(row["low"]), "high": float(row["high"]), "interval": iv,
+                                   "interval_note": row["interval"], "method": str(row["method"])}
+            if per_task is not None:
+                P, lo, hi = per_task
+                obj["aggregate"] = suite_name
+                obj["tasks"] = {t: {"estimate": float(P[i, j]), "low": float(lo[i, j]), "high": float(hi[i, j])}
+                                for j, t in enumerate(tasks or [])}
+            print(json.dumps(obj))
         return 0
     header = ["model", "estimate", "low", "high", "interval", "method"]
-    body = [[str(m), _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"]), str(r["interval"]), str(r["method"])]
-            for m, r in table.iterrows()]
+    body = []
+    for i, (m, r) in enumerate(table.iterrows()):
+        if per_task is not None:
+            P, lo, hi = per_task
+            body += [[str(m), t, _fmt(P[i, j]), _fmt(lo[i, j]), _fmt(hi[i, j])] for j, t in enumerate(tasks or [])]
+            body.append([str(m), suite_name, _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"])])
+        else:
+            body.append([str(m), _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"]), str(r["interval"]),
+                         str(r["method"])])
+    if per_task is not None:
+        header = ["model", "task", "estimate", "low", "high"]
+        inner = c.estimator.params["estimator"]
+        _err(f"{100 * (1 - args.alpha):g}% intervals; each task estimated on its own items ({inner!r})")
+    n_left = 2 if per_task is not None else 1
     w = [max(len(x) for x in col) for col in zip(header, *body)]
     for row in [header, *body]:
-        cells = [row[0].ljust(w[0])] + [x.rjust(w[i]) for i, x in enumerate(row[1:4], 1)] + row[4:]
+        cells = ([x.ljust(w[i]) for i, x in enumerate(row[:n_left])]
+                 + [x.rjust(w[i]) for i, x in enumerate(row[n_left:n_left + 3], n_left)] + row[n_left + 3:])
         print("  ".join(cells).rstrip())
     return 0
 

@@ -105,7 +105,8 @@ def assemble(cells: Mapping[str, Mapping[str, Mapping[Any, float]]], *, missing:
     -------
     pandas.DataFrame, shape (models, items)
         Index: model names (sorted); columns: ``task/doc_id`` labels, tasks
-        sorted by name and documents by id. ``df.attrs["dropped_items"]`` and
+        sorted by name and documents by id. ``df.attrs["tasks"]`` holds each column's task (a list, one
+        name per column; :func:`benchsel.formulations.estimation.suite.item_tasks`), ``df.attrs["dropped_items"]`` and
         ``df.attrs["dropped_models"]`` list what the policy dropped.
     """
     import numpy as np
@@ -130,6 +131,7 @@ def assemble(cells: Mapping[str, Mapping[str, Mapping[Any, float]]], *, missing:
             for d, v in docs.items():
                 Y[i, col[(t, d)]] = v
     labels = [item_label(t, d) for t, d in columns]
+    col_tasks = [t for t, _ in columns]
     hole = np.isnan(Y)
     dropped_items: list[str] = []
     dropped_models: list[str] = []
@@ -150,6 +152,7 @@ def assemble(cells: Mapping[str, Mapping[str, Mapping[Any, float]]], *, missing:
                                         f"models ({'; '.join(lines[:4])}); try missing='drop-models'")
             Y = Y[:, keep]
             labels = [lab for lab, k in zip(labels, keep) if k]
+            col_tasks = [t for t, k in zip(col_tasks, keep) if k]
         else:
             keep = ~hole.any(axis=1)
             dropped_models = [m for m, k in zip(models, keep) if not k]
@@ -159,6 +162,8 @@ def assemble(cells: Mapping[str, Mapping[str, Mapping[Any, float]]], *, missing:
             Y = Y[keep]
             models = [m for m, k in zip(models, keep) if k]
     df = pd.DataFrame(Y, index=pd.Index(models, name="model"), columns=pd.Index(labels, name="item"))
+    df.attrs["tasks"] = col_tasks
     df.attrs["dropped_items"] = dropped_items
     df.attrs["dropped_models"] = dropped_models
     return df
+

@@ -53,6 +53,7 @@ from .saved import (
     _arr,
     _decode,
     _num,
+    check_saved_tasks,
     fingerprint_scores,
     read_saved,
     save_compressed,
@@ -74,6 +75,7 @@ from .selections import (
     select_items,
     selection_names,
 )
+from .suite_selection import select_suite, suite_spec, tasks_of
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
@@ -116,6 +118,8 @@ class Compressed:
     fit_seconds : float
     source : benchsel.solvers.saved.SourceScores, optional
         The source scores and settings :func:`compress` used (for :meth:`save`).
+    tasks : list of str or None
+        A suite's task names (``compress(..., tasks=...)``), the columns of :meth:`predict_tasks`.
     """
 
     items: np.ndarray
@@ -133,6 +137,12 @@ class Compressed:
     @property
     def k(self) -> int:
         return int(self.items.size)
+
+    @property
+    def tasks(self) -> list[str] | None:
+        """The suite's task names (the columns of :meth:`predict_tasks`), or None without tasks."""
+        names = getattr(self.estimator, "tasks_", None)
+        return None if names is None else list(names)
 
     @property
     def n_metrics(self) -> int | None:
@@ -232,6 +242,41 @@ class Compressed:
         lo, hi = self.estimator.predict_interval(A, alpha=alpha)
         return _series(lo, index, "low"), _series(hi, index, "high")
 
+    def _suite(self) -> Any:
+        if self.tasks is None:
+            raise InvalidInputError("tasks: this compression has no tasks (compress(Y, k, tasks=...) keeps a suite's "
+                                    "tasks); predict gives its one estimate")
+        return self.estimator
+
+    def predict_tasks(self, Y_items: Any) -> Any:
+        """Each new model's estimated score on each task of the suite, shape (models, tasks).
+
+        Parameters
+        ----------
+        Y_items : array_like or pandas.DataFrame, shape (models, k)
+            As for :meth:`predict`.
+
+        Returns
+        -------
+        ndarray of shape (models, tasks), columns in the order of :attr:`tasks` (a DataFrame indexed by
+        the models, columns the tasks, for a DataFrame)
+        """
+        est = self._suite()
+        A, index = self._aligned(Y_items)
+        return _frame(est.predict_tasks(A), index, self.tasks)
+
+    def predict_tasks_interval(self, Y_items: Any, alpha: float = 0.1) -> tuple[Any, Any]:
+        """A ``1 - alpha`` interval for each new model's score on each task.
+
+        Returns
+        -------
+        low, high : ndarray of shape (models, tasks) (DataFrames for a DataFrame)
+        """
+        est = self._suite()
+        A, index = self._aligned(Y_items)
+        lo, hi = est.predict_tasks_interval(A, alpha=alpha)
+        return _frame(lo, index, self.tasks), _frame(hi, index, self.tasks)
+
     def route(self, Y_items: Any) -> Any:
         """Which estimate each new model gets (``"stacked"`` or ``"model-assisted"`` for the default
         estimator; the estimator's name for the others), shape (models,)."""
@@ -255,6 +300,14 @@ def _series(values: np.ndarray, index: Any, name: str) -> Any:
     return pd.Series(values, index=index, name=name)
 
 
+def _frame(values: np.ndarray, index: Any, columns: Any) -> Any:
+    if index is None:
+        return values
+    import pandas as pd
+
+    return pd.DataFrame(values, index=index, columns=pd.Index(columns, name="task"))
+
+
 def _saved_option(v: Any) -> Any:
     """A selection option as stored with a saved compression (data such as hidden states by description)."""
     if v is None or isinstance(v, (bool, int, float, str)):
@@ -267,7 +320,8 @@ def _saved_option(v: Any) -> Any:
 def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: str | None = None, seed: int = 0,
              time_limit: float | None = 60.0, verbose: bool = False,
              selection_options: Mapping[str, Any] | None = None,
-             estimator_options: Mapping[str, Any] | None = None) -> Compressed:
+             estimator_options: Mapping[str, Any] | None = None, tasks: Any = None, aggregate: Any = None,
+             chance: Any = None) -> Compressed:
     """Choose ``k`` items of a benchmark and fit an estimator of the full score on them.
 
     Parameters
@@ -303,6 +357,21 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
         Progress lines on stderr.
     selection_options, estimator_options : mapping, optional
         Passed to the selection (its build options, then its method) and to the estimator.
+    tasks : sequence of str, shape (items,), optional
+        A suite's task of each item (SPEC F10). The budget ``k`` is split across the tasks (at least 2
+        items each; 75 % in proportion to their sizes, the rest where the sources' scores vary most),
+        the selection runs inside each task, and the estimator (default ``"auto"``) estimates each
+        task on its own items: :meth:`Compressed.predict_tasks` gives the task scores,
+        :meth:`Compressed.predict` the suite's. Default: a reader's table's own tasks
+        (``Y.attrs["tasks"]``, e.g. lm-eval tasks) when it has two or more; ``False`` pools every item
+        into one benchmark.
+    aggregate : {"macro", "micro"} or mapping, optional
+        The suite's score from the task scores: ``"macro"`` (default; the mean of the tasks, as
+        leaderboards and HELM report), ``"micro"`` (weighted by the tasks' sizes, as lm-eval's groups)
+        or ``{task: weight}``.
+    chance : float or mapping, optional
+        Chance levels ``0 <= b < 1`` (one for every task or ``{task: b}``): task scores are rescaled to
+        ``max(0, (s - b) / (1 - b))`` (the Open LLM Leaderboard v2's normalisation).
 
     Returns
     -------
@@ -315,13 +384,33 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
     A, labels, k = check_selection_input(s, Y, k, "Y")  # the one check of Y and k: what follows trusts them
     name = estimator if estimator is not None else (s.estimator or DEFAULT_ESTIMATOR)
     est_opts = dict(estimator_options or {})
+    task_list = tasks_of(Y, tasks)
+    spec = None
+    if task_list is None:
+        for opt, v in (("aggregate", aggregate), ("chance", chance)):
+            if v is not None:
+                raise InvalidInputError(f"{opt}: given without tasks; pass tasks= (one task name per item) to "
+                                        "compress a suite")
+    else:
+        if A.ndim != 2:
+            raise InvalidInputError(f"tasks: suites take one metric, scores of shape (models, items); got shape "
+                                    f"{A.shape}")
+        spec = suite_spec(task_list, int(A.shape[1]), aggregate, chance)
+        inner = DEFAULT_ESTIMATOR if name == "suite" else name
+        est_opts = {"tasks": spec.labels, "aggregate": spec.aggregate, "chance": spec.chance, "estimator": inner,
+                    "estimator_options": est_opts or None}
+        name = "suite"
     est = get_estimator(name, **est_opts)  # unknown names and options refused before any work
     if A.ndim == 3 and not est.multi_metric:
         raise InvalidInputError(f"estimator: {name!r} estimates one metric; the scores of selection {selection!r} "
                                 f"have shape {A.shape} (models, items, metrics): use 'source-assisted' (default), "
                                 "'mean' or 'cluster-weighted'")
-    sel = _run_selection(s, A, k, seed=seed, time_limit=time_limit, verbose=verbose,
-                        options=dict(selection_options or {}))
+    if spec is None:
+        sel = _run_selection(s, A, k, seed=seed, time_limit=time_limit, verbose=verbose,
+                             options=dict(selection_options or {}))
+    else:
+        sel = select_suite(s, A, k, spec, seed=seed, time_limit=time_limit, verbose=verbose,
+                           options=dict(selection_options or {}))
     if sel.weights is not None and "weights" in est.get_params() and "weights" not in est_opts:
         est.set_params(weights=sel.weights)
     t0 = time.perf_counter()
@@ -375,6 +464,7 @@ def load_compressed(path: str | Path, *, check: bool = True) -> Any:
     t0 = time.perf_counter()
     est.fit(scores, items)
     fit_seconds = time.perf_counter() - t0
+    check_saved_tasks(meta, est, where)
     if check:
         pred = np.asarray(est.predict(scores[:, items]), dtype=float)
         atol = float(meta.get("check", {}).get("atol", ATOL))

@@ -8,7 +8,8 @@ A saved compression is a folder holding two files:
   selected items' labels or null), "seed", "source": {"n_models",
   "n_items", "model_labels", "item_labels", "fingerprint", "reader"},
   "selection": {"name", "method", "time_limit", "options", "seconds",
-  "result"}, "estimator": {"name", "params"}, "check": {"atol"}}``;
+  "result"}, "estimator": {"name", "params"}, "tasks" (a suite's task names in
+  the order of ``c.tasks``, or null), "check": {"atol"}}``;
 * ``arrays.npz`` -- ``source_scores`` (the source matrix, models x items,
   float64), ``source_predictions`` (the fitted estimator's estimates of the
   source models) and any array-valued estimator parameter
@@ -62,6 +63,7 @@ __all__ = [
     "SavedMeta",
     "SourceScores",
     "align_scores",
+    "check_saved_tasks",
     "estimate_table",
     "fingerprint_scores",
     "save_compressed",
@@ -151,6 +153,7 @@ class SavedMeta(_Base):
     benchsel_version: str = "?"
     created: str = ""
     item_labels: list[str | int] | None = None
+    tasks: list[str] | None = None
     seed: Count = 0
     check: CheckMeta = msgspec.field(default_factory=CheckMeta)
     digest: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
@@ -329,6 +332,7 @@ def save_compressed(c: Any, path: str | Path) -> Path:
         "selection": {"name": c.selection.selection, "method": res.method, "time_limit": src.time_limit,
                       "options": src.selection_options, "seconds": float(c.selection.seconds), "result": result},
         "estimator": {"name": est.name, "params": spec},
+        "tasks": None if getattr(c, "tasks", None) is None else [str(t) for t in c.tasks],
         "check": {"atol": ATOL},
     }
     payload: dict[str, Any] = {"source_scores": src.scores.astype(np.float64), "source_predictions": pred,
@@ -460,6 +464,17 @@ def read_saved(folder: Path, check: bool = True) -> tuple[dict[str, Any], dict[s
             "it was saved (labels, estimator parameters, tolerance, arrays); save the compression again"
         )
     return meta, arrays
+
+
+def check_saved_tasks(meta: Mapping[str, Any], est: Any, where: str) -> None:
+    """The saved suite's task names (``meta["tasks"]``) are those of the refitted estimator (a named error)."""
+    saved = meta.get("tasks")
+    got = getattr(est, "tasks_", None)
+    if saved is None and got is None:
+        return
+    if saved is None or got is None or list(saved) != list(got):
+        raise InvalidInputError(f"path: {where} says the tasks are {saved!r} but its estimator's parameters give "
+                                f"{got!r} (damaged save)")
 
 
 def _num(v: Any) -> float:

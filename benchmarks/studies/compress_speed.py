@@ -5,6 +5,10 @@ synthetic one (seeded two-parameter IRT responses, ``--sources`` models x ``--it
 setting is timed ``--repeats`` times with seeds 0, 1, ...; the table gives the median and the range::
 
     python -m benchsel.benchmarks.studies.compress_speed [--k 100] [--items 2000] [--sources 200] [--repeats 5]
+                                                         [--tasks T]
+
+``--tasks T`` compresses the synthetic matrix as a suite of ``T`` tasks of equal size
+(``compress(Y, k, tasks=...)``).
 
 BLAS is pinned to one thread.
 """
@@ -26,9 +30,10 @@ from .._data import default_data_dir
 from ..suites import irt_responses
 
 
-def _time(Y: np.ndarray, new: np.ndarray, k: int, seed: int) -> tuple[float, float, float]:
+def _time(Y: np.ndarray, new: np.ndarray, k: int, seed: int, tasks: list[str] | None = None
+          ) -> tuple[float, float, float]:
     t0 = time.perf_counter()
-    c = compress(Y, k, seed=seed)
+    c = compress(Y, k, seed=seed, tasks=tasks)
     t1 = time.perf_counter()
     c.predict(new[:, c.items])
     t2 = time.perf_counter()
@@ -45,23 +50,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sources", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--data-dir", type=Path, default=None)
+    ap.add_argument("--tasks", type=int, default=0, help="the synthetic matrix as a suite of this many tasks")
     args = ap.parse_args(argv)
-    settings: list[tuple[str, np.ndarray, np.ndarray]] = []
+    settings: list[tuple[str, np.ndarray, np.ndarray, list[str] | None]] = []
     data = args.data_dir or default_data_dir()
     p = None if data is None else Path(data) / "responses" / "benchmark_prediction" / "helm_lite_legalbench.npz"
     if p is not None and p.is_file():
         Y = np.asarray(load_responses(p).matrix(0), dtype=float)
-        settings.append((f"helm_lite_legalbench {Y.shape[0] - 20}x{Y.shape[1]}", Y[:-20], Y[-20:]))
+        settings.append((f"helm_lite_legalbench {Y.shape[0] - 20}x{Y.shape[1]}", Y[:-20], Y[-20:], None))
     Y = irt_responses(args.sources + 100, args.items, seed=0)
     perm = np.random.default_rng(0).permutation(Y.shape[0])
-    settings.append((f"IRT {args.sources}x{args.items}", Y[perm[:args.sources]], Y[perm[args.sources:]]))
+    tasks = [f"task{i * args.tasks // args.items}" for i in range(args.items)] if args.tasks > 0 else None
+    suite = f", {args.tasks} tasks" if tasks else ""
+    settings.append((f"IRT {args.sources}x{args.items}{suite}", Y[perm[:args.sources]], Y[perm[args.sources:]],
+                     tasks))
     print(f"compress(Y, k={args.k}) with the defaults, then 100/20 new models: median [min, max] of "
           f"{args.repeats} seeds, seconds")
     print("| matrix | compress | predict | predict_interval |")
     print("|---|---|---|---|")
     with one_blas_thread():
-        for name, src, new in settings:
-            runs = [_time(src, new, args.k, s) for s in range(args.repeats)]
+        for name, src, new, t in settings:
+            runs = [_time(src, new, args.k, s, t) for s in range(args.repeats)]
             cells = []
             for j in range(3):
                 v = [r[j] for r in runs]

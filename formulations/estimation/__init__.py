@@ -1,7 +1,7 @@
 """Estimation: from a subset's scores to full-benchmark estimates.
 
 Every estimator (:mod:`.base` for the interface and the registry; :mod:`.weighted`, :mod:`.linear`,
-:mod:`.baselines`, :mod:`.irt`, :mod:`.design`, :mod:`.auto` and :mod:`.bayes_subset` for the built-in
+:mod:`.baselines`, :mod:`.irt`, :mod:`.design`, :mod:`.auto`, :mod:`.suite` and :mod:`.bayes_subset` for the built-in
 ones) follows ``fit(Y_source, selection)`` then ``predict(Y_target[:, selection])``. The sequential
 evaluators (BayesAME and its peers) are selectable by name in :mod:`.sequential`; they, and BayesAME's
 statistical model, live in :mod:`benchsel.formulations.bayes`. Names are imported lazily, so
@@ -56,6 +56,14 @@ _LAZY: dict[str, str] = {
     "fit_irt": "irt",
     "irt_objective": "irt",
     "SEQUENTIAL": "sequential",
+    "Suite": "suite",
+    "allocate": "suite",
+    "allocation_variance": "suite",
+    "check_tasks": "suite",
+    "item_tasks": "suite",
+    "suite_allocation": "suite",
+    "task_variances": "suite",
+    "task_weights": "suite",
     "SequentialMethod": "sequential",
     "get_sequential": "sequential",
     "register_sequential": "sequential",
@@ -120,6 +128,16 @@ if TYPE_CHECKING:
         register_sequential,
         sequential_methods,
         sequential_names,
+    )
+    from .suite import (
+        Suite,
+        allocate,
+        allocation_variance,
+        check_tasks,
+        item_tasks,
+        suite_allocation,
+        task_variances,
+        task_weights,
     )
     from .weighted import (
         ClusterWeighted,

@@ -33,6 +33,8 @@ Built-in estimators (see :func:`list_estimators`):
   Bayesian ridge of the sources' full score on their coreset scores).
 * ``"source-assisted"`` -- HoloCosm's correction: the coreset mean plus the
   sources' mean gap between full and coreset score.
+* ``"suite"`` -- a suite of tasks: an estimator inside each task, the suite's macro, micro or
+  weighted average (:mod:`benchsel.formulations.estimation.suite`).
 
 Third-party estimators register with :func:`register_estimator`.
 """

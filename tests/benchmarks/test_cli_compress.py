@@ -58,13 +58,16 @@ def test_readme_recipe_runs_as_written(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert main(last[1:]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["model", "estimate", "low", "high", "interval", "method"]
-    row = out[1].split()
-    assert row[0] == new
-    truth = np.mean([v["acc"] for t in scores[new].values() for v in t.values()])
-    assert abs(float(row[1]) - truth) < 0.15, (row, truth)
-    assert float(row[2]) <= float(row[1]) <= float(row[3])
-    assert row[4:] == ["90%", "(auto)", "stacked"] or row[4:] == ["90%", "(auto)", "model-assisted"]
+    # a suite of two tasks: a row per task, then the suite's (the mean of the tasks), never a pooled average
+    assert out[0].split() == ["model", "task", "estimate", "low", "high"]
+    rows = [ln.split() for ln in out[1:]]
+    assert [r[0] for r in rows] == [new] * 3 and [r[1] for r in rows] == [*tasks, "suite"]
+    truth = {t: np.mean([v["acc"] for v in scores[new][t].values()]) for t in tasks}
+    for r in rows:
+        est, lo, hi = map(float, r[-3:])
+        assert 0 <= lo <= est <= hi <= 1
+    suite = float(rows[-1][-3])  # 10 items a task, 14 source models: a rough estimate
+    assert abs(suite - np.mean(list(truth.values()))) < 0.2, (rows, truth)
 
 
 def test_compress_writes_the_compression_samples_and_items(tmp_path, capsys):
@@ -104,12 +107,23 @@ def test_estimate_table_json_and_interval(tmp_path, capsys):
     assert main(["estimate", str(tmp_path / "c"), str(tmp_path / "new"), "--json", "--alpha", "0.05"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     rec = json.loads(line)
-    assert rec["model"] == new and rec["interval_note"] == "95% (bayes-aipw)" and rec["method"] == "bayes-aipw"
+    assert rec["model"] == new and rec["interval_note"] == "95% (suite)" and rec["aggregate"] == "suite (macro)"
     lo, hi = rec["interval"]
-    assert lo <= rec["estimate"] <= hi
+    assert lo <= rec["estimate"] <= hi and [rec["low"], rec["high"]] == [lo, hi]
+    assert list(rec["tasks"]) == ["arc_easy", "hellaswag"]
+    for t in rec["tasks"].values():
+        assert t["low"] <= t["estimate"] <= t["high"]
+    assert rec["estimate"] == pytest.approx(np.mean([t["estimate"] for t in rec["tasks"].values()]))
     # the source models' own logs hold every item: estimate takes the saved ones by label
     assert main(["estimate", str(tmp_path / "c"), str(tmp_path / "out")]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == 1 + 14
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 14 * 3
+    # --pool: one pooled estimate, as before suites
+    assert main(["compress", str(tmp_path / "out"), "--k", "10", "--metric", "acc", "--estimator", "bayes-aipw",
+                 "--pool", "--out", str(tmp_path / "p")]) == 0
+    capsys.readouterr()
+    assert main(["estimate", str(tmp_path / "p"), str(tmp_path / "out"), "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert rec["method"] == "bayes-aipw" and "tasks" not in rec
 
 
 def test_estimate_names_the_saved_items_the_new_scores_lack(tmp_path, capsys):
