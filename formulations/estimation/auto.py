@@ -24,15 +24,23 @@ from .design import TOP_SHARE, ModelAssisted
 __all__ = ["Auto"]
 
 INSIDE, OUTSIDE = "stacked", "model-assisted"
+#: Default of ``ambiguous_z`` (chosen on the fidelity benchmark's nine matrices, docs/results/new_models.md).
+AMBIGUOUS_Z = 1.0
 
 
 @register_estimator
 class Auto(Estimator):
     """Per target: ``"stacked"`` inside the sources' full-score range, ``"model-assisted"`` outside.
 
-    Intervals: outside, the model-assisted interval; inside, the stacked estimate plus or minus the
-    split-conformal quantile of the stacked estimator's errors on held-out sources, widened to the
-    model-assisted half-width when that is larger.
+    Intervals (SPEC F11: they must hold for every kind of model, not only on average): inside, the stacked
+    estimate plus or minus the split-conformal quantile of the stacked estimator's errors on held-out sources
+    (at least the model-assisted half-width), joined with the model-assisted interval, so that a model the
+    stacked estimate is biased for (a strong model whose noisy estimate fell inside the range) is still
+    covered; outside, the model-assisted interval, joined with the stacked one when the model-assisted
+    estimate lies within ``ambiguous_z`` of its standard errors of the range (a model of the sources' kind
+    whose noisy estimate fell just outside). Sources that carry no information (every source scores alike
+    on every item) give a warning and the model-assisted (design-based) estimate and interval for every
+    target.
     """
 
     name = "auto"
@@ -49,6 +57,9 @@ class Auto(Estimator):
         Option("route_z", 0.0, "float", low=0.0,
                doc="outside only when the model-assisted estimate is this many of its standard errors beyond "
                    "the range"),
+        Option("ambiguous_z", AMBIGUOUS_Z, "float", low=0.0,
+               doc="outside the range but within this many standard errors of it, the interval also covers the "
+                   "stacked one"),
         Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
     )
     #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
@@ -79,7 +90,7 @@ class Auto(Estimator):
         m = self.params["range_margin"]
         self.stacked_: Estimator | None = None
         self.range_ = (math.inf, -math.inf)  # empty: every target outside
-        if Y.shape[0] >= stacked.min_sources:
+        if Y.shape[0] >= stacked.min_sources and not self.uninformative_:
             self.stacked_ = stacked._fit_checked(Y, sel, self.n_items_)
             self.range_ = (float(full.min()) - m, float(full.max()) + m)
 
@@ -114,7 +125,10 @@ class Auto(Estimator):
         st = self.stacked_._predict(Yt)
         q = conformal_quantile(self.stacked_._conformal_residuals(), alpha)
         half = np.maximum(q, (ma_hi - ma_lo) / 2) if np.isfinite(q) else (ma_hi - ma_lo) / 2
+        lo_r, hi_r = self.range_
+        beyond = np.maximum(lo_r - ma_raw, ma_raw - hi_r)  # distance outside the range (negative inside)
+        join = inside | (beyond <= self.params["ambiguous_z"] * se)
         est = np.where(inside, st, ma)
-        lo = np.where(inside, st - half, ma_lo)
-        hi = np.where(inside, st + half, ma_hi)
+        lo = np.where(join, np.minimum(ma_lo, st - half), ma_lo)
+        hi = np.where(join, np.maximum(ma_hi, st + half), ma_hi)
         return est, lo, hi
