@@ -353,7 +353,7 @@ class Estimator:
         """
         Y, sel, N = self._check_fit(Y_source, selection, n_items)
         self._fit_checked(Y, sel, N)
-        if self.uninformative_ and self.needs_sources:  # once, at the public boundary (not in inner fits)
+        if self.uninformative_:  # once, at the public boundary (not in inner fits)
             assert Y is not None
             warnings.warn(
                 f"Y_source: every one of the {Y.shape[0]} source models scores alike on every item, so the sources "
