@@ -82,7 +82,7 @@ def group_coverage(rows: Iterable[Mapping[str, Any]], *, default: str = DEFAULT)
             for g in _groups(row, t, j, row["pipeline"] == default):
                 acc.setdefault((row["pipeline"], row["protocol"], g), []).append(
                     np.array([cov[j], hi[j] - lo[j], abs(p[j] - y[j])]))
-    out = []
+    out: list[dict[str, Any]] = []
     for (pipe, proto, g), vals in acc.items():
         v = np.array(vals)
         out.append({"pipeline": pipe, "protocol": proto, "group": g, "n": int(v.shape[0]),
