@@ -36,7 +36,7 @@ TOP_SHARE = 0.2
 BALANCE_DRAWS = 1000
 #: Quantile over the sources of the ratio behind :class:`ModelAssisted`'s variance floor (chosen on the fidelity
 #: benchmark's nine matrices, docs/results/new_models.md).
-FLOOR_QUANTILE = 0.5
+FLOOR_QUANTILE = 0.25
 #: Cap on the floats of one block of candidate samples' source scores (sources x draws x k).
 _BALANCE_BLOCK = 4_000_000
 
