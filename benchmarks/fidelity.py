@@ -55,6 +55,7 @@ from benchsel.solvers.methods import get_method
 
 from ._blas import init_worker
 from ._data import default_data_dir
+from .fidelity_groups import coverage_text, small_k_text, target_record
 from .tasks import parse_method
 
 __all__ = [
@@ -185,6 +186,7 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
     src, tgt = split_models(Y, unit["protocol"], unit["split"])
     Ys, Yt = Y[src], Y[tgt]
     truth = Yt.mean(axis=1)
+    binary = bool(np.isin(Y, (0.0, 1.0)).all())
     split = int(unit["split"])
     done = unit["done"]
     rows: list[dict[str, Any]] = []
@@ -238,8 +240,10 @@ def run_unit(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
                             "bias": float(100 * (pred - truth).mean()), "spearman": sp, "kendall": kt,
                             "coverage": float(np.mean((lo <= truth + 1e-12) & (truth <= hi + 1e-12))),
                             "width": float(100 * np.mean(hi - lo))})
-                if est.routes:
-                    row["share_model_assisted"] = float(np.mean(est.route(Yt[:, items]) == "model-assisted"))
+                route = est.route(Yt[:, items]) if est.routes else None
+                if route is not None:
+                    row["share_model_assisted"] = float(np.mean(route == "model-assisted"))
+                row["targets"] = target_record(truth, pred, lo, hi, route, binary=binary)
                 rows.append(row)
     return rows
 
@@ -652,6 +656,12 @@ def report(rows: Sequence[Mapping[str, Any]], out: Path, *, plots: bool = True) 
             text += f"\n\n### {proto}: {pipe} against {base}" + (" and the quoted peers" if proto == "interpolation"
                                                                  else "") + "\n\n"
             text += goal_table(summary, pipe, baseline=base, protocol=proto)
+    small = small_k_text(summary)
+    if small:
+        text += "\n\n### The smallest budget in interpolation: the default against kmedoids+stacked\n\n" + small
+    groups = coverage_text(rows)
+    if groups:
+        text += "\n\n### Coverage of the 90 % intervals per group of target-runs (SPEC F11)\n\n" + groups
     if any(p in pipes for p in (DEFAULT_PIPELINE,)) and "random+mean" in pipes:
         text += "\n\n### Goals: the default against the peers\n\n" + acceptance_text(summary)
         for proto in _protocol_order(summary):

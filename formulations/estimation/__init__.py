@@ -22,6 +22,7 @@ _LAZY: dict[str, str] = {
     "CONFORMAL_FOLDS": "base",
     "check_alpha": "base",
     "conformal_quantile": "base",
+    "UninformativeSourcesWarning": "base",
     "ModelAssisted": "design",
     "BALANCE_DRAWS": "design",
     "balanced_stratified_sample": "design",

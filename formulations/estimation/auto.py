@@ -19,20 +19,29 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 
 from .base import Estimator, conformal_quantile, get_estimator, register_estimator
-from .design import TOP_SHARE, ModelAssisted
+from .design import FLOOR_QUANTILE, TOP_SHARE, ModelAssisted
 
 __all__ = ["Auto"]
 
 INSIDE, OUTSIDE = "stacked", "model-assisted"
+#: Default of ``ambiguous_z`` (chosen on the fidelity benchmark's nine matrices, docs/results/new_models.md).
+AMBIGUOUS_Z = 1.0
 
 
 @register_estimator
 class Auto(Estimator):
     """Per target: ``"stacked"`` inside the sources' full-score range, ``"model-assisted"`` outside.
 
-    Intervals: outside, the model-assisted interval; inside, the stacked estimate plus or minus the
-    split-conformal quantile of the stacked estimator's errors on held-out sources, widened to the
-    model-assisted half-width when that is larger.
+    Intervals (SPEC F11: they must hold for every kind of model, not only on average): inside, the stacked
+    estimate plus or minus the split-conformal quantile of the stacked estimator's errors on held-out sources,
+    joined with the model-assisted interval, so that a model the stacked estimate is biased for is still
+    covered; when the model-assisted estimate lies within ``ambiguous_z`` of its standard errors of the
+    range's edge, the side toward that edge reaches one more standard error (a strong model whose noisy
+    estimate fell just inside: extrapolation is likely, and the route selected a low draw). Outside, the
+    model-assisted interval, joined with the stacked one within ``ambiguous_z`` standard errors of the range
+    (a model of the sources' kind whose noisy estimate fell just outside). Sources that carry no information
+    (every source scores alike on every item) give a warning and the model-assisted (design-based) estimate
+    and interval for every target.
     """
 
     name = "auto"
@@ -45,10 +54,16 @@ class Auto(Estimator):
         Option("weights", None, "any", doc="(k,) design weights of the selected items, for the model-assisted part"),
         Option("top_share", TOP_SHARE, "float", low=0.0, high=1.0,
                doc="share of the strongest sources whose item means are a feature (model-assisted part)"),
+        Option("floor_quantile", FLOOR_QUANTILE, "float", low=0.0, high=1.0,
+               doc="the model-assisted part's variance floor (its option of the same name)"),
         Option("range_margin", 0.0, "float", doc="widen the sources' full-score range by this much on both sides"),
         Option("route_z", 0.0, "float", low=0.0,
                doc="outside only when the model-assisted estimate is this many of its standard errors beyond "
                    "the range"),
+        Option("ambiguous_z", AMBIGUOUS_Z, "float", low=0.0,
+               doc="within this many standard errors of the range's edge: outside, the interval also covers the "
+                   "stacked one; inside, its side toward the edge reaches one standard error beyond the "
+                   "model-assisted interval"),
         Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
     )
     #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
@@ -69,7 +84,8 @@ class Auto(Estimator):
         st = {"seed": params["seed"], "members": (("ridge", {}), ("cluster-weighted", {}), ("model-assisted", ma)),
               **dict(params["stacked"] or {})}
         return (get_estimator("stacked", **st),
-                ModelAssisted(weights=params["weights"], top_share=params["top_share"]))
+                ModelAssisted(weights=params["weights"], top_share=params["top_share"],
+                              floor_quantile=params["floor_quantile"]))
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None
@@ -80,7 +96,7 @@ class Auto(Estimator):
         m = self.params["range_margin"]
         self.stacked_: Estimator | None = None
         self.range_ = (math.inf, -math.inf)  # empty: every target outside
-        if Y.shape[0] >= stacked.min_sources:
+        if Y.shape[0] >= stacked.min_sources and not self.uninformative_:
             self.stacked_ = stacked._fit_checked(Y, sel, self.n_items_)
             self.range_ = (float(full.min()) - m, float(full.max()) + m)
 
@@ -114,8 +130,13 @@ class Auto(Estimator):
         inside = self._inside(ma_raw, se)
         st = self.stacked_._predict(Yt)
         q = conformal_quantile(self.stacked_._conformal_residuals(), alpha)
-        half = np.maximum(q, (ma_hi - ma_lo) / 2) if np.isfinite(q) else (ma_hi - ma_lo) / 2
-        est = np.where(inside, st, ma)
-        lo = np.where(inside, st - half, ma_lo)
-        hi = np.where(inside, st + half, ma_hi)
-        return est, lo, hi
+        half = q if np.isfinite(q) else (ma_hi - ma_lo) / 2
+        lo_r, hi_r = self.range_
+        z = self.params["ambiguous_z"] * se
+        join = inside | ((ma_raw >= lo_r - z) & (ma_raw <= hi_r + z))  # inside, or just outside
+        lo = np.where(join, np.minimum(ma_lo, st - half), ma_lo)
+        hi = np.where(join, np.maximum(ma_hi, st + half), ma_hi)
+        # inside, near an edge: one more standard error toward it
+        lo = np.where(inside & (ma_raw - lo_r <= z), np.minimum(lo, ma_lo - se), lo)
+        hi = np.where(inside & (hi_r - ma_raw <= z), np.maximum(hi, ma_hi + se), hi)
+        return np.where(inside, st, ma), lo, hi

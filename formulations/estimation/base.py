@@ -46,6 +46,7 @@ import math
 import os
 import pkgutil
 import time
+import warnings
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -67,13 +68,17 @@ __all__ = [
     "SCORE_MAX",
     "Z975",
     "Estimator",
+    "UninformativeSourcesWarning",
+    "bounded_variance",
     "check_alpha",
     "check_item_indices",
     "check_scores",
     "conformal_quantile",
+    "design_half_width",
     "estimator_names",
     "get_estimator",
     "list_estimators",
+    "plus_four",
     "register_estimator",
     "single_thread",
 ]
@@ -202,6 +207,49 @@ def conformal_quantile(residuals: np.ndarray, alpha: float) -> float:
     return float(r[j - 1]) if 1 <= j <= n else math.inf
 
 
+class UninformativeSourcesWarning(UserWarning):
+    """The source models carry no information about new models: every source scores alike on every item."""
+
+
+def bounded_variance(p: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """The largest variance of a score in ``[lo, hi]`` whose mean is ``p``: ``(p - lo)(hi - p)`` (for 0/1 scores
+    ``p (1 - p)``, the Bernoulli variance); shape of ``p``."""
+    q = np.clip(p, lo, hi)
+    return (q - lo) * (hi - q)
+
+
+def plus_four(mean: np.ndarray, k: int, lo: float, hi: float) -> np.ndarray:
+    """A mean of ``k`` scores in ``[lo, hi]`` moved toward the middle as by two pseudo-items at each end
+    (Agresti and Coull's "plus four" for proportions: ``(x + 2) / (k + 4)``), so that a mean at an end still has
+    a variance; shape of ``mean``."""
+    return (mean * k + 2.0 * (lo + hi)) / (k + 4.0)
+
+
+def design_half_width(Yt: np.ndarray, n_items: int, alpha: float, bounds: tuple[float, float] | None
+                      ) -> np.ndarray:
+    """Half-width of the design-based t-interval of each target's full mean from its scores on a random
+    sample of the items: ``t_{1 - alpha/2, k - 1} sqrt((1 - k / N) s^2 / k)``, ``s^2`` the target's sample
+    variance, at least the variance a score in ``bounds`` has at the plus-four mean (:func:`plus_four`), so
+    that a target with equal scores on every sampled item still gets an interval; shape (T,).
+
+    Parameters
+    ----------
+    Yt : ndarray, shape (T, k)
+    n_items : int
+        ``N``.
+    alpha : float
+    bounds : (float, float) or None
+        The score range (0/1 scores: ``(0, 1)``); None: no floor.
+    """
+    from scipy.stats import t as student
+
+    k = Yt.shape[1]
+    s2 = Yt.var(axis=1, ddof=1) if k > 1 else np.full(Yt.shape[0], np.inf)
+    if bounds is not None:
+        s2 = np.maximum(s2, bounded_variance(plus_four(Yt.mean(axis=1), k, *bounds), *bounds))
+    return float(student.ppf(1 - alpha / 2, max(k - 1, 1))) * np.sqrt(max(0.0, 1.0 - k / n_items) * s2 / k)
+
+
 _E = TypeVar("_E", bound="Estimator")
 
 
@@ -323,7 +371,15 @@ class Estimator:
         self
         """
         Y, sel, N = self._check_fit(Y_source, selection, n_items)
-        return self._fit_checked(Y, sel, N)
+        self._fit_checked(Y, sel, N)
+        if self.uninformative_:  # once, at the public boundary (not in inner fits)
+            assert Y is not None
+            warnings.warn(
+                f"Y_source: every one of the {Y.shape[0]} source models scores alike on every item, so the sources "
+                f"carry no information about new models; estimator {self.name!r} falls back to design-based "
+                "intervals from each new model's own scores on the selected items (add source models that differ "
+                "for model-based estimates)", UninformativeSourcesWarning, stacklevel=2)
+        return self
 
     def _check_fit(self, Y_source: Any, selection: Any, n_items: int | None
                    ) -> tuple[np.ndarray | None, np.ndarray, int]:
@@ -369,11 +425,18 @@ class Estimator:
             self.n_metrics_ = None
             self.score_range_ = (-math.inf, math.inf)
             self.binary_sources_ = False
+            self.uninformative_ = False
         else:
             self.n_sources_ = int(Y.shape[0])
             self.n_metrics_ = int(Y.shape[2]) if Y.ndim == 3 else None
-            self.score_range_ = (float(Y.min()), float(Y.max()))
             self.binary_sources_ = bool(np.isin(Y, (0.0, 1.0)).all())
+            lo, hi = float(Y.min()), float(Y.max())
+            # 0/1 scores live in [0, 1] whatever the sources scored; a single value is no range: in [0, 1] it is
+            # read as a fraction, else the range is unknown
+            self.score_range_ = ((0.0, 1.0) if self.binary_sources_ or (lo == hi and 0.0 <= lo <= 1.0)
+                                 else (lo, hi) if lo < hi else (-math.inf, math.inf))
+            #: every source scores alike on every item: they tell nothing about a new model
+            self.uninformative_ = bool(Y.shape[0] >= 2 and not np.ptp(Y, axis=0).any())
         self._Y_fit: np.ndarray | None = Y
         self._conf_res: np.ndarray | None = None
         self.selection_ = sel
@@ -456,9 +519,17 @@ class Estimator:
         res = self._conformal_residuals()
         if est.ndim == 1:
             q: Any = conformal_quantile(res, alpha)
+            if getattr(self, "uninformative_", False):  # the sources' errors say nothing: join the design interval
+                m, dh = Yt.mean(axis=1), design_half_width(Yt, self.n_items_, alpha, self._bounds())
+                return est, np.minimum(est - q, m - dh), np.maximum(est + q, m + dh)
         else:  # multi-metric: one quantile per metric
             q = np.array([conformal_quantile(res[:, j], alpha) for j in range(est.shape[1])])
         return est, est - q, est + q
+
+    def _bounds(self) -> tuple[float, float] | None:
+        """The score range as bounds of a variance (:func:`bounded_variance`), or None when it is not known."""
+        lo, hi = self.score_range_
+        return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo < hi else None
 
     def _conformal_residuals(self) -> np.ndarray:
         """Absolute errors on held-out source models of refits on the other folds (cached); shape (S,)

@@ -24,7 +24,7 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.validation import as_array, check_int
 
-from .base import Estimator, register_estimator
+from .base import Estimator, bounded_variance, plus_four, register_estimator
 
 __all__ = ["BALANCE_DRAWS", "ModelAssisted", "balanced_stratified_sample", "difficulty_features", "difficulty_score",
            "difficulty_shares", "draw_balanced_sample", "stratified_sample"]
@@ -34,6 +34,9 @@ TOP_SHARE = 0.2
 #: Stratified samples :func:`balanced_stratified_sample` chooses among (chosen on the fidelity benchmark's four
 #: tuning matrices: 1, 200, 1000 and 3000 compared in both protocols, docs/results/new_models.md).
 BALANCE_DRAWS = 1000
+#: Quantile over the sources of the ratio behind :class:`ModelAssisted`'s variance floor (chosen on the fidelity
+#: benchmark's nine matrices, docs/results/new_models.md).
+FLOOR_QUANTILE = 0.25
 #: Cap on the floats of one block of candidate samples' source scores (sources x draws x k).
 _BALANCE_BLOCK = 4_000_000
 
@@ -221,7 +224,12 @@ class ModelAssisted(Estimator):
 
     The interval (:meth:`predict_interval`) is a t-interval from the residuals' spread: variance
     ``(1 - k / N) sum_j w_j^2 s^2`` with ``s^2`` the residual variance plus one pseudo-residual, the
-    variance of an item drawn at random (:meth:`_prior_var`), so that it never collapses to zero.
+    variance of an item drawn at random (:meth:`_prior_var`), so that it never collapses to zero. Near the
+    ends of the score range that is not enough (a model right on 0 of 100 items has residuals near 0, and
+    its true score may well be 2 %): ``s^2`` is at least ``rho v(p~)`` (SPEC F11), with ``v(p~)`` the largest
+    variance of a score at the target's plus-four coreset mean (:func:`~.base.plus_four`; for 0/1 scores
+    ``p~ (1 - p~)``, as in a score-type interval) and ``rho`` the ``floor_quantile`` quantile over the source
+    models of their own ``s^2 / v(p~)`` (1 when the sources carry no information).
     """
 
     name = "model-assisted"
@@ -233,6 +241,9 @@ class ModelAssisted(Estimator):
                doc="share of the strongest sources whose item means are a feature"),
         Option("ridge", 1e-3, "float", low=0.0, doc="ridge penalty on the feature slopes"),
         Option("clip", True, "bool", doc="clip predicted item scores to the sources' score range"),
+        Option("floor_quantile", FLOOR_QUANTILE, "float", low=0.0, high=1.0,
+               doc="the variance floor's ratio rho: this quantile over the sources of their residual variance "
+                   "over the bounded variance at their coreset mean"),
     )
 
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -262,6 +273,16 @@ class ModelAssisted(Estimator):
         pen = self.params["ridge"] * np.diag([0.0, 1.0, 1.0])
         A = Xs.T @ (Xs * W[:, None]) + pen + 1e-12 * np.eye(3)
         self.P_ = np.linalg.solve(A, Xs.T * W[None, :])  # (3, k): beta_t = P_ @ y_t
+        self.floor_ratio_ = 1.0  # no information in the sources: the bounded variance itself
+        bounds = self._bounds()
+        if bounds is None:
+            self.floor_ratio_ = 0.0
+        elif not self.uninformative_:
+            Ysel = Y[:, sel]
+            v = bounded_variance(plus_four(Ysel @ self.weights_, sel.size, *bounds), *bounds)
+            ratio = self._residual_s2(Ysel)[1][v > 0] / v[v > 0]
+            if ratio.size:
+                self.floor_ratio_ = float(np.quantile(ratio, self.params["floor_quantile"]))
 
     def _parts(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         B = Yt @ self.P_.T  # (T, 3)
@@ -275,15 +296,25 @@ class ModelAssisted(Estimator):
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
         return self._clip(self._parts(Yt)[0])
 
-    def estimate_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """(unclipped estimate, standard error, degrees of freedom) of targets ``Yt`` (T, k) on the selection:
-        shapes (T,), (T,), scalar."""
+    def _residual_s2(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(unclipped estimate, residual variance with its pseudo-residual, degrees of freedom) of targets ``Yt``
+        (T, k): shapes (T,), (T,), scalar."""
         est, _, E = self._parts(Yt)
-        k, N = self.selection_.size, self.n_items_
+        k = self.selection_.size
         dof = max(k - 3, 0) + 1
         Ec = E - E.mean(axis=1, keepdims=True) if k > 1 else E
         ss = (Ec * Ec).sum(axis=1)
-        s2 = (ss + self._prior_var(Yt)) / dof
+        return est, (ss + self._prior_var(Yt)) / dof, dof
+
+    def estimate_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(unclipped estimate, standard error, degrees of freedom) of targets ``Yt`` (T, k) on the selection:
+        shapes (T,), (T,), scalar. The residual variance is at least the floor of the class docstring."""
+        est, s2, dof = self._residual_s2(Yt)
+        k, N = self.selection_.size, self.n_items_
+        bounds = self._bounds()
+        if bounds is not None and self.floor_ratio_ > 0:
+            s2 = np.maximum(s2, self.floor_ratio_ * bounded_variance(plus_four(Yt @ self.weights_, k, *bounds),
+                                                                     *bounds))
         var = max(0.0, 1.0 - k / N) * float(self.weights_ @ self.weights_) * s2
         return est, np.sqrt(var), dof
 
