@@ -57,6 +57,7 @@ _LAZY: dict[str, str] = {
     "compress": "benchsel.solvers.compression",
     "Compressed": "benchsel.solvers.compression",
     "select_items": "benchsel.solvers.compression",
+    "AdaptiveEvaluation": "benchsel.solvers.adaptive",
     "load_compressed": "benchsel.solvers.compression",
     "register_selection": "benchsel.solvers.compression",
     "selection_names": "benchsel.solvers.compression",
@@ -117,6 +118,7 @@ if TYPE_CHECKING:  # static analysers see the real names
     from benchsel.instances.responses import load_responses
     from benchsel.instances.scorefiles import load_scores
     from benchsel.instances.scores import load_score_table
+    from benchsel.solvers.adaptive import AdaptiveEvaluation
     from benchsel.solvers.api import solve
     from benchsel.solvers.compression import (
         Compressed,
