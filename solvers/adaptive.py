@@ -110,7 +110,7 @@ def _lg(p: np.ndarray) -> np.ndarray:
     return logit(np.clip(p, _CLIP, 1.0 - _CLIP))
 
 
-_PRIOR = np.array([0.0, 0.0, 0.0, 1.0])
+_PRIOR = np.array([0.0, 0.0, 0.0, 0.0])
 
 
 def _logistic(X: np.ndarray, y: np.ndarray, iters: int = 25) -> np.ndarray:
