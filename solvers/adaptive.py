@@ -76,7 +76,7 @@ class ItemPredictor:
     Features of item ``j`` (logits of clipped means, the sources' scores scaled to [0, 1]): the mean
     over all sources, over the strongest fifth, and over the ``NEIGHBOURS`` sources closest to the
     target on the items it answered. A logistic regression of the target's answers on them (ridge
-    ``RIDGE`` toward the neighbours' prediction) gives ``f(j)``.
+    ``RIDGE``, the intercept free) gives ``f(j)``; with few answers it stays close to the target's mean.
 
     Parameters
     ----------
@@ -92,17 +92,15 @@ class ItemPredictor:
 
     def predict(self, items: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Predicted scores of every item, shape (N,), given the answers ``y`` (shape (n,)) on ``items``."""
+        if not items.size:
+            return np.full(self.U.shape[1], 0.5)
         X = self._features(items, y)
-        beta = _logistic(X[items], y) if items.size else _PRIOR
-        return expit(X @ beta)
+        return expit(X @ _logistic(X[items], y))
 
     def _features(self, items: np.ndarray, y: np.ndarray) -> np.ndarray:
         U = self.U
-        if items.size:
-            dist = np.abs(U[:, items] - y[None, :]).mean(axis=1)
-            near = np.argsort(dist, kind="stable")[: min(U.shape[0], NEIGHBOURS)]
-        else:
-            near = np.arange(U.shape[0])
+        dist = np.abs(U[:, items] - y[None, :]).mean(axis=1)
+        near = np.argsort(dist, kind="stable")[: min(U.shape[0], NEIGHBOURS)]
         return np.column_stack([self._base, _lg(U[near].mean(axis=0))])
 
 
@@ -110,17 +108,15 @@ def _lg(p: np.ndarray) -> np.ndarray:
     return logit(np.clip(p, _CLIP, 1.0 - _CLIP))
 
 
-_PRIOR = np.array([0.0, 0.0, 0.0, 0.0])
-
-
 def _logistic(X: np.ndarray, y: np.ndarray, iters: int = 25) -> np.ndarray:
-    """Ridge-penalised logistic regression (fractional outcomes allowed) toward the prior (0, 0, 0, 1)."""
-    prior = _PRIOR
-    pen = RIDGE * np.array([1e-3, 1.0, 1.0, 1.0])
-    b = prior.copy()
+    """Ridge-penalised logistic regression (fractional outcomes allowed; the intercept, column 0, nearly
+    free), shape (p,)."""
+    pen = RIDGE * np.ones(X.shape[1])
+    pen[0] *= 1e-3
+    b = np.zeros(X.shape[1])
     for _ in range(iters):
         p = expit(X @ b)
-        g = X.T @ (y - p) - pen * (b - prior)
+        g = X.T @ (y - p) - pen * b
         H = (X * (p * (1 - p))[:, None]).T @ X + np.diag(pen)
         step = np.linalg.solve(H, g)
         b = b + step
@@ -131,28 +127,22 @@ def _logistic(X: np.ndarray, y: np.ndarray, iters: int = 25) -> np.ndarray:
 
 @dataclass
 class DrawLog:
-    """The draws after the pilot and their estimates of the total (on the [0, 1] scale).
+    """The draws after the pilot (on the [0, 1] scale).
 
-    Per draw ``t``: ``item``, the item's prediction ``f`` and probability ``q``, ``rest`` (sum of
-    ``f_t`` over the items not evaluated before the draw), ``before`` (how many evaluated items
-    precede it: the pilot and the earlier draws) and the batch's weight ``w``.
+    Per draw ``t``: ``item``, its probability ``q`` at the draw, its ``fold`` (batch number modulo
+    ``FOLDS``), the batch's weight ``w`` and ``pv``, the draw's predicted variance of ``Z_t`` when its
+    batch was drawn.
     """
 
     item: list[int] = field(default_factory=list)
-    f: list[float] = field(default_factory=list)
     q: list[float] = field(default_factory=list)
-    rest: list[float] = field(default_factory=list)
-    before: list[int] = field(default_factory=list)
     fold: list[int] = field(default_factory=list)
     w: list[float] = field(default_factory=list)
     pv: list[float] = field(default_factory=list)
 
-    def add(self, item: int, f: float, q: float, rest: float, before: int, fold: int, w: float, pv: float) -> None:
+    def add(self, item: int, q: float, fold: int, w: float, pv: float) -> None:
         self.item.append(item)
-        self.f.append(f)
         self.q.append(q)
-        self.rest.append(rest)
-        self.before.append(before)
         self.fold.append(fold)
         self.w.append(w)
         self.pv.append(pv)
@@ -410,16 +400,14 @@ class AdaptiveEvaluation:
         pv = float(np.sum(v[idx] / q))  # predicted variance of the batch's first draw's Z
         w = 1.0 / math.sqrt(pv)
         picks: list[int] = []
-        before = done.size
         fold = self._batches % FOLDS
         self._batches += 1
         for _ in range(b):
             j = int(self._rng.choice(idx.size, p=q / q.sum()))
             i = int(idx[j])
             q_i = float(q[j] / q.sum())
-            self._log.add(i, float(f[i]), q_i, float(f[idx].sum()), before, fold, w, pv)
+            self._log.add(i, q_i, fold, w, pv)
             picks.append(i)
-            before += 1
             idx = np.delete(idx, j)
             if idx.size:
                 q = np.delete(q, j)

@@ -91,13 +91,13 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         c = compress(S, k, seed=job["seed"])
         X = Y[sp.targets][:, c.items]
-        est = np.asarray(c.predict(X), dtype=float)
-        lo, hi = (np.asarray(v, dtype=float) for v in c.predict_interval(X, alpha=0.1))
+        pred = np.asarray(c.predict(X), dtype=float)
+        low, high = (np.asarray(v, dtype=float) for v in c.predict_interval(X, alpha=0.1))
         for j, t in enumerate(sp.targets.tolist()):
             truth = float(Y[t].mean())
             rows.append({**base, "target": t, "method": "fixed", "k": k, "items": k,
-                         "half_width": float(hi[j] - lo[j]) / 2, "covered": int(lo[j] <= truth <= hi[j]),
-                         "abs_error": abs(float(est[j]) - truth), "state": ""})
+                         "half_width": float(high[j] - low[j]) / 2, "covered": int(low[j] <= truth <= high[j]),
+                         "abs_error": abs(float(pred[j]) - truth), "state": ""})
     return rows
 
 

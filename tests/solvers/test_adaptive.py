@@ -81,7 +81,7 @@ def test_bad_input_is_named(setup):
     Y, c = setup
     ev = benchsel.AdaptiveEvaluation(c, half_width=0.05, batch=10, seed=0)
     it = ev.next_items()
-    with pytest.raises(InvalidInputError, match="items: .* were not asked"):
+    with pytest.raises(InvalidInputError, match=r"items: .* were not asked"):
         ev.observe([int(np.setdiff1d(np.arange(400), it)[0])], [1.0])
     with pytest.raises(InvalidInputError, match="scores: expected finite scores in \\[0, 1\\]"):
         ev.observe(it[:1], [1.5])
