@@ -10,8 +10,9 @@
     estimate, low, high = ev.estimate()
     ev.state                      # "narrow", "budget" or "exhausted"
 
-The first batch is the compression's own selection (``c.items``, the *pilot*); the compression's interval
-after it stops the loop when it is already narrow enough. Every later item is drawn at random, one at a
+The first batch is the compression's own selection (``c.items``, the *pilot*; until two later draws are
+answered, :meth:`AdaptiveEvaluation.estimate` gives the compression's own estimate and interval). Every
+later item is drawn at random, one at a
 time without replacement, from the items not yet evaluated, with probability
 
 ``q_t(j) = (1 - EPS) sqrt(v_t(j)) / sum_{R_t} sqrt(v_t) + EPS / |R_t|``,
@@ -23,15 +24,19 @@ item, the draw's estimate of the benchmark's total
 
 ``Z_t = sum_{evaluated before t} y + sum_{j in R_t} f_t(j) + (y_{i_t} - f_t(i_t)) / q_t(i_t)``
 
-is unbiased for the total given everything before the draw, whatever ``f_t`` and ``q_t`` are, because
-both are fixed before the draw (an adaptive importance sampling / AIPW estimate; the pilot's scores
-enter exactly). The estimate is the weighted mean of the ``Z_t`` with weights fixed before each batch
-(``1 / sqrt`` of the draw's predicted variance), and its variance the weighted sum of squared deviations
-(a martingale central limit theorem; :class:`DrawLog`). A model unlike the sources (stronger than all of
-them) gets poor ``f_t``: the estimate stays unbiased, its variance grows and the loop runs longer; the
-uniform share ``EPS`` of every draw bounds the weights. Before it may stop the loop needs ``MIN_DRAWS``
-draws, and the variance has ``PRIOR_DRAWS`` pseudo-draws of a uniform draw's variance (so that a model
-scoring alike on the first items does not get a zero-width interval, SPEC F11).
+is unbiased for the total given everything before the draw, whatever ``f_t`` and ``q_t`` are, because both
+are fixed before the draw (an adaptive importance sampling / AIPW estimate; the pilot's scores enter
+exactly). The estimate recomputes the ``Z_t`` with cross-fitted predictions (the draws of batch ``b`` with
+predictions fitted on the pilot and the batches of the other ``FOLDS - 1`` folds), which keeps the draw's
+residual out of its own prediction and uses the later answers too (the predictions then depend slightly on
+later draws: the unbiasedness is approximate, the bias of a smooth four-parameter fit). The estimate is the
+weighted mean of the ``Z_t`` with weights fixed before each batch (``1 / sqrt`` of the draw's predicted
+variance), its variance the weighted sum of squared deviations (a martingale central limit theorem), floored
+by the predicted variance (:class:`DrawLog`). A model unlike the sources (stronger than all of them) gets
+poor ``f_t``: the estimate stays unbiased, its variance grows and the loop runs longer; the uniform share
+``EPS`` of every draw bounds the weights. Before it may stop the loop needs ``MIN_DRAWS`` draws, and the
+variance has ``PRIOR_DRAWS`` pseudo-draws of a uniform draw's variance (so that a model scoring alike on the
+first items does not get a zero-width interval, SPEC F11).
 
 Scores are on the sources' scale: ``[0, 1]`` when the sources' scores lie there, else the sources' range.
 """
