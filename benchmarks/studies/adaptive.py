@@ -36,7 +36,11 @@ from typing import Any
 
 import numpy as np
 
+from benchsel import AdaptiveEvaluation, compress
 from benchsel.benchmarks._blas import init_worker, one_blas_thread
+from benchsel.formulations.estimation.sequential import get_sequential
+from benchsel.instances.responses import load_responses
+from benchsel.instances.splits import extrapolation_split, interpolation_split
 
 from .._data import default_data_dir
 
@@ -48,8 +52,6 @@ Z90 = 1.6448536269514722
 
 
 def _split(Y: np.ndarray, regime: str, n_targets: int, seed: int) -> Any:
-    from benchsel.instances.splits import extrapolation_split, interpolation_split
-
     if regime == "random":
         return interpolation_split(Y, n_targets=n_targets, ref_fraction=1.0, seed=seed)
     return extrapolation_split(Y, n_targets=n_targets, ref_fraction=1.0, seed=seed)
@@ -58,10 +60,6 @@ def _split(Y: np.ndarray, regime: str, n_targets: int, seed: int) -> Any:
 def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
     """One (data set, regime, seed): every target under the adaptive evaluation, the fixed design at
     every ``k`` and the peers. One row per (target, method[, k])."""
-    from benchsel import AdaptiveEvaluation, compress
-    from benchsel.formulations.estimation.sequential import get_sequential
-    from benchsel.instances.responses import load_responses
-
     Y = np.asarray(load_responses(job["path"]).Y, dtype=float)
     sp = _split(Y, job["regime"], job["targets"], job["seed"])
     S = Y[sp.references]
@@ -141,8 +139,6 @@ def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
 
 def step_times(n_sources: int, n_items: int, batch: int, seed: int = 0, steps: int = 25) -> list[float]:
     """Seconds of each ``observe`` + ``next_items`` of one evaluation on synthetic 0/1 2PL scores."""
-    from benchsel import AdaptiveEvaluation, compress
-
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=n_sources + 1)
     p = 1 / (1 + np.exp(-rng.uniform(0.5, 2.5, n_items) * (theta[:, None] - rng.normal(size=n_items))))
