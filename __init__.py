@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     "compress": "benchsel.solvers.compression",
     "Compressed": "benchsel.solvers.compression",
     "select_items": "benchsel.solvers.compression",
+    "AdaptiveEvaluation": "benchsel.solvers.adaptive",
     "load_compressed": "benchsel.solvers.compression",
     "register_selection": "benchsel.solvers.compression",
     "selection_names": "benchsel.solvers.compression",

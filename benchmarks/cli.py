@@ -10,6 +10,7 @@
     benchsel list
     benchsel compress SCORES --k K --out DIR [...]    (see benchsel.benchmarks.cli_compress)
     benchsel estimate DIR NEW_SCORES [--json]
+    benchsel next DIR NEW_LOGS [--half-width H] [--batch B] [--out FILE]   (see benchsel.benchmarks.cli_next)
 
 Every command takes ``--data-dir DIR`` (real data; default ``$BENCHSEL_DATA``
 or ``../shared/data``) and ``--debug`` (tracebacks on errors). Bad input gives
@@ -46,6 +47,8 @@ from . import harness, report
 from ._data import default_data_dir
 from .cli_compress import COMMANDS as _compress_commands
 from .cli_compress import add_commands as _add_compress_commands
+from .cli_next import COMMANDS as _next_commands
+from .cli_next import add_commands as _add_next_commands
 from .harness import parse_method
 from .suites import available_suites, check_data, get_suite, suite_instances
 from .tasks import import_plugin
@@ -139,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", parents=[common], help="list suites and methods")
     _add_compress_commands(sub, common)
+    _add_next_commands(sub, common)
     return ap
 
 
@@ -350,6 +354,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "export-mps": cmd_export_mps, "solve": cmd_solve, "list": cmd_list}
 COMMANDS.update(_compress_commands)
+COMMANDS.update(_next_commands)
 
 
 def _terminate_as_interrupt() -> Any:
