@@ -51,7 +51,7 @@ from scipy.special import expit, logit
 from scipy.stats import norm
 
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.core.validation import check_float, check_int, describe
+from benchsel.formulations.core.validation import check_float, check_int, check_seed, describe
 
 __all__ = ["EPS", "MIN_DRAWS", "PRIOR_DRAWS", "STATES", "V_FLOOR", "AdaptiveEvaluation", "DrawLog", "ItemPredictor"]
 
@@ -209,14 +209,17 @@ class AdaptiveEvaluation:
         if Y.ndim != 2:
             raise InvalidInputError(f"c: expected a compression of one metric (scores of shape (models, items)), "
                                     f"got source scores of shape {Y.shape}")
+        if getattr(c, "tasks", None) is not None:
+            raise InvalidInputError(
+                f"c: expected a compression of one benchmark, got a suite of {len(c.tasks)} tasks (estimated per "
+                "task): adaptive evaluation estimates one mean over the items; compress each task on its own, or "
+                "pool them with compress(..., tasks=False) (benchsel compress --pool)")
         self.alpha = check_float(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
         self.half_width = check_float(half_width, "half_width", low=0.0, high=0.5, low_open=True)
         self.batch = check_int(batch, "batch", low=1)
         N = Y.shape[1]
         self.max_items = N if max_items is None else check_int(max_items, "max_items", low=1, high=N)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise InvalidInputError(f"seed: expected an int, got {describe(seed)}")
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.c = c
         self.N = N
         lo, hi = float(np.min(Y)), float(np.max(Y))

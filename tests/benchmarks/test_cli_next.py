@@ -81,7 +81,8 @@ def test_docs_loop_runs_as_written(tmp_path, monkeypatch, capsys):
 
 def test_partial_run_asks_for_the_rest_and_other_logs_are_refused(tmp_path, capsys):
     scores, new = _sources(tmp_path / "out")
-    assert main(["compress", str(tmp_path / "out"), "--k", "10", "--metric", "acc", "--out", str(tmp_path / "c")]) == 0
+    assert main(["compress", str(tmp_path / "out"), "--k", "10", "--metric", "acc", "--pool",
+                 "--out", str(tmp_path / "c")]) == 0
     assert main(["next", str(tmp_path / "c"), str(tmp_path / "new"), "--out", str(tmp_path / "n.json")]) == 0
     first = json.loads((tmp_path / "n.json").read_text())
     assert first == json.loads((tmp_path / "c" / "samples.json").read_text()), "the first batch is the compression's"
@@ -94,7 +95,7 @@ def test_partial_run_asks_for_the_rest_and_other_logs_are_refused(tmp_path, caps
     want[task] = ids[:1]
     assert rest == want
     # logs of another compression: items this evaluation never asked
-    assert main(["compress", str(tmp_path / "out"), "--k", "10", "--metric", "acc", "--seed", "9",
+    assert main(["compress", str(tmp_path / "out"), "--k", "10", "--metric", "acc", "--pool", "--seed", "9",
                  "--out", str(tmp_path / "c2")]) == 0
     other = json.loads((tmp_path / "c2" / "samples.json").read_text())
     write_lm_eval_run(tmp_path / "new2", new, {t: {d: scores[new][t][d] for d in v} for t, v in other.items()})

@@ -124,3 +124,16 @@ def test_coverage_sanity_on_synthetic_models(regime):
             sizes.append(ev.n_items)
     assert np.mean(hits) >= 0.75, np.mean(hits)
     assert np.mean(sizes) < 300
+
+
+def test_suite_compression_is_refused_by_name():
+    pd = pytest.importorskip("pandas")
+    Y = _models(20, 60, seed=5)
+    df = pd.DataFrame(Y, index=[f"m{i}" for i in range(20)], columns=[f"q{j}" for j in range(60)])
+    df.attrs["tasks"] = ["a"] * 30 + ["b"] * 30
+    c = compress(df, 10, seed=0)
+    assert c.tasks == ["a", "b"]
+    with pytest.raises(InvalidInputError, match="c: expected a compression of one benchmark, got a suite of 2"):
+        benchsel.AdaptiveEvaluation(c, half_width=0.1)
+    pooled = compress(df, 10, seed=0, tasks=False)
+    assert benchsel.AdaptiveEvaluation(pooled, half_width=0.1).next_items().size > 0
