@@ -14,9 +14,9 @@ Every exact backend's runner is a thin call of :func:`run_exact`, which
 4. hands an :class:`ExactRun` to the backend's solve step, which returns a
    :class:`SolveStep`;
 5. keeps the better of the solver's selection and the warm start, both judged
-   by the formulation (never by the backend), and refuses claims that the
-   formulation contradicts: a bound past a known feasible objective is dropped
-   and an ``"optimal"`` resting on it is weakened to ``"feasible"``.
+   by the formulation (never by the backend), and lets the one judge of claims
+   (:func:`benchsel.solvers.claims.judge`) decide the termination and bound from
+   the solver's raw status, bound and reported tolerances.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import importlib.util
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,8 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
-from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
+from benchsel.solvers.claims import judge
 from benchsel.solvers.registry import get_method
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "SolveStep",
     "call_with_deadline",
     "formulation_bound",
-    "gap_tolerance",
     "linear_acceptor",
     "remaining",
     "run_exact",
@@ -166,13 +166,6 @@ def true_key(f: Any, model: LinearModel | None = None):
         return float(sign * f.evaluate(sel))
 
     return key
-
-
-def gap_tolerance(value: float, mip_rel_gap: float | None, mip_abs_gap: float | None) -> float:
-    """Largest ``objective - bound`` (minimisation units) still called optimal at ``value``."""
-    rel = 0.0 if mip_rel_gap is None else float(mip_rel_gap)
-    ab = 0.0 if mip_abs_gap is None else float(mip_abs_gap)
-    return max(rel * abs(value), ab) + 1e-12 * abs(value)
 
 
 # --------------------------------------------------------------------------- warm start
@@ -355,6 +348,9 @@ class SolveStep:
     extra : dict
     build_seconds : float
         Backend-side model building (e.g. Pyomo components), counted as build time.
+    tolerances : Tolerances or None
+        The tolerances the solver worked with (None: the call's ``mip_rel_gap`` / ``mip_abs_gap`` and no
+        feasibility slack); ``objective_norm`` is filled from the model when left at its default.
     """
 
     selection: np.ndarray | None
@@ -362,6 +358,7 @@ class SolveStep:
     bound: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     build_seconds: float = 0.0
+    tolerances: Tolerances | None = None
 
 
 def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, seed: int | None,
@@ -432,9 +429,12 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     solve_s = time.perf_counter() - t2 - step.build_seconds
     extra.update(step.extra)
     extra.update(model.summary())
-    sel, term, bound = _reconcile(f, step, ws, ws_value, key, opts, extra)
+    tol = step.tolerances or Tolerances(float(opts.get("mip_rel_gap") or 0.0), float(opts.get("mip_abs_gap") or 0.0))
+    if tol.objective_norm is None:
+        tol = replace(tol, objective_norm=float(np.abs(model.c).sum()))
+    sel, term, bound = _reconcile(f, step, ws, ws_value, key, tol, extra)
     return MethodOutput(sel, term, formulation_bound(model, bound), ws_seconds + build_s + step.build_seconds,
-                        max(solve_s, 0.0), extra)
+                        max(solve_s, 0.0), extra, tolerances=tol)
 
 
 def _model_skipped(f: Any, reason: str, ws: np.ndarray | None, budget: Budget, ws_seconds: float,
@@ -455,11 +455,10 @@ def _model_skipped(f: Any, reason: str, ws: np.ndarray | None, budget: Budget, w
 
 
 def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float | None,
-               key: Callable[[np.ndarray], float | None], opts: Mapping[str, Any], extra: dict[str, Any]
+               key: Callable[[np.ndarray], float | None], tolerances: Tolerances, extra: dict[str, Any]
                ) -> tuple[np.ndarray | None, Termination, float | None]:
-    """The kept selection, termination and bound (model units) after checking the solver's claims."""
-    term = Termination(step.termination)
-    bound = step.bound if step.bound is not None and np.isfinite(step.bound) else None
+    """The kept selection (the better of the solver's and the warm start, judged by the formulation), and the
+    termination and bound (model units) :func:`~benchsel.solvers.claims.judge` lets it keep."""
     sel = None if step.selection is None else np.asarray(step.selection)
     value = key(sel) if sel is not None else None
     if sel is not None and value is None:
@@ -467,30 +466,8 @@ def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float |
     keep, kept_value, source = sel, value, "solver"
     if ws_value is not None and (kept_value is None or ws_value < kept_value):
         keep, kept_value, source = ws, ws_value, "warm_start"
-    if keep is None:  # nothing feasible known
-        if sel is not None and term == Termination.OPTIMAL:
-            term = Termination.UNKNOWN  # an infeasible selection is no optimum
-        extra["incumbent"] = "solver" if sel is not None else None
-        return sel, term, bound
-    extra["incumbent"] = source
-    rel, ab = opts.get("mip_rel_gap"), opts.get("mip_abs_gap")
-    assert kept_value is not None
-    if term in (Termination.INFEASIBLE, Termination.INFEASIBLE_OR_UNBOUNDED, Termination.UNBOUNDED):
-        extra["claim_rejected"] = f"the solver reported {term.value}, but a feasible selection is known"
-        return keep, Termination.FEASIBLE, None
-    if bound is not None and bound > kept_value + 1e-9 * abs(kept_value) + 1e-12:
-        extra["claim_rejected"] = (f"the solver's bound {bound:.9g} lies past a feasible objective "
-                                   f"{kept_value:.9g} (model units); bound dropped")
-        bound = None
-        if term == Termination.OPTIMAL:
-            term = Termination.FEASIBLE
-    if term == Termination.OPTIMAL:
-        if bound is not None and kept_value - bound > gap_tolerance(kept_value, rel, ab):
-            term = Termination.FEASIBLE
-            extra["claim_rejected"] = "the solver's optimum is not within the gap tolerance of its bound"
-        elif source == "warm_start" and value is not None and value - kept_value > gap_tolerance(kept_value, rel, ab):
-            # the solver called a worse selection optimal: it cannot be trusted without a bound
-            if bound is None:
-                term = Termination.FEASIBLE
-                extra["claim_rejected"] = "the solver called a selection optimal that the warm start beats"
-    return keep, term, bound
+    extra["incumbent"] = source if keep is not None else ("solver" if sel is not None else None)
+    verdict = judge(step.termination, kept_value, step.bound, tolerances,
+                    claimed=value if source == "warm_start" else None)
+    verdict.record(extra)
+    return (keep if keep is not None else sel), verdict.termination, verdict.bound

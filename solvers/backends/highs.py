@@ -23,7 +23,7 @@ from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstal
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
-from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
 from benchsel.solvers.backends.branch_and_cut import BnCOptions, BranchAndCut
 from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
@@ -210,7 +210,9 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
             raise InvalidInputError(f"highs_options: HiGHS refused option {k!r} = {v!r}")
     _pass_model(h, hp, model)
     extra: dict[str, Any] = {
-        "highs_version": f"{hp.HIGHS_VERSION_MAJOR}.{hp.HIGHS_VERSION_MINOR}.{hp.HIGHS_VERSION_PATCH}"
+        "highs_version": f"{hp.HIGHS_VERSION_MAJOR}.{hp.HIGHS_VERSION_MINOR}.{hp.HIGHS_VERSION_PATCH}",
+        "highs_feasibility_tolerance": _option(
+            h, "mip_feasibility_tolerance" if model.integrality.any() else "primal_feasibility_tolerance"),
     }
     if model.lazy is not None:
         if key is None:
@@ -269,6 +271,12 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     return (model.selection_from_x(x) if x is not None else None), term, bound, extra
 
 
+def _option(h: Any, name: str) -> float:
+    """A HiGHS option's value (highspy returns ``(status, value)`` in some versions, the value in others)."""
+    v = h.getOptionValue(name)
+    return float(v[1] if isinstance(v, tuple) else v)
+
+
 def _objective_consistent(model: LinearModel, x: np.ndarray, reported: float) -> bool:
     """Does HiGHS' reported objective match the model's objective at its solution ``x`` (shape (n_cols,))?"""
     value = float(model.c @ x + model.c0)
@@ -292,7 +300,9 @@ def _solve_step(run: ExactRun) -> SolveStep:
     )
     if extra.get("highs_objective") is not None:
         extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]
-    return SolveStep(sel, term, bound, extra)
+    tol = Tolerances(float(o["mip_rel_gap"] or 0.0), float(o["mip_abs_gap"] or 0.0),
+                     float(extra.get("highs_feasibility_tolerance", 0.0)))
+    return SolveStep(sel, term, bound, extra, tolerances=tol)
 
 
 @register_method(
