@@ -1,5 +1,6 @@
-"""The shared vocabulary of benchsel: errors, input checks, options, the neutral model and its MPS and Pyomo
-forms, results, the method and formulation registry, and one clock.
+"""The shared vocabulary of benchsel: errors, input checks, options, the neutral model and its MPS form, the
+numerical properties a statement declares, results and tolerances, the method and formulation registry, and one
+clock.
 
 This package imports nothing else of benchsel; every other folder builds on it.
 """
@@ -17,8 +18,9 @@ from .errors import (
 )
 from .model import Block, LazyRows, LinearModel, ModelBuilder, RowBlock
 from .options import Option, check_options
+from .properties import NumericalProperties, WarmStart
 from .registry import Method, register_formulation, register_method
-from .result import MethodOutput, Result, Termination, mip_gap
+from .result import MethodOutput, Result, Termination, Tolerances, mip_gap
 
 __all__ = [
     "BenchselError",
@@ -33,12 +35,15 @@ __all__ = [
     "ModelBuilder",
     "NotLinearError",
     "NumericalError",
+    "NumericalProperties",
     "Option",
     "Result",
     "RowBlock",
     "SolverNotInstalledError",
     "Termination",
+    "Tolerances",
     "UnknownMethodError",
+    "WarmStart",
     "check_options",
     "mip_gap",
     "progress",

@@ -5,7 +5,7 @@ Every exact backend's runner is a thin call of :func:`run_exact`, which
 1. starts one wall-clock :class:`Budget` for the whole call (``time_limit``
    covers the warm start, the model build and the solve);
 2. resolves the warm start (``warm_start="auto"``: the heuristic named by the
-   formulation's ``warm_start_method`` run on a share of the budget, else the
+   formulation's ``numerical_properties.warm_start`` run on its share of the budget, else the
    formulation's :meth:`~benchsel.formulations.base.Formulation.initial_selection`)
    and checks it with the formulation;
 3. builds the neutral :class:`~benchsel.formulations.core.model.LinearModel` within
@@ -187,11 +187,11 @@ def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[n
         return sel, "given"
     if given != "auto":
         raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {given!r}")
-    name = f.warm_start_method
+    policy = f.numerical_properties.warm_start
+    name = policy.method
     if name:
-
         # a formulation may give its heuristic more of the budget (share, cap in seconds or None: no cap)
-        share, cap = f.warm_start_budget
+        share, cap = policy.share, policy.cap
         lim = cap
         if budget.limit is not None:
             lim = max(share * budget.limit if cap is None else min(share * budget.limit, cap), 0.01)
@@ -381,7 +381,7 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
         The backend can generate rows on demand.
     nnz_per_second : float, optional
         The backend's model building rate, handed (with the seconds left) to
-        formulations that size their statements (``f.sizes_models``): with
+        formulations that size their statements (``f.numerical_properties.sized_models``): with
         ``model="auto"`` such a formulation refuses a statement that would not
         fit, and the call returns the warm start with the formulation's quick
         bound (``f.quick_bound``), termination ``"time_limit"``.
@@ -406,7 +406,7 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     opts["warm_start"] = ws
     extra: dict[str, Any] = {"warm_start_source": ws_source, "warm_start_seconds": ws_seconds,
                              "warm_start_objective": None if ws_value is None else _sign(f) * ws_value}
-    if f.sizes_models:
+    if f.numerical_properties.sized_models:
         model_opts.update(time_limit=budget.left(), nnz_per_second=nnz_per_second)
     t1 = time.perf_counter()
     try:

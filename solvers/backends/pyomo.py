@@ -29,7 +29,6 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
-from benchsel.formulations.core.pyomo_model import PyomoBuildTimeout, pyomo_environ, selection_from_pyomo, to_pyomo
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import MethodOutput, Termination
 from benchsel.solvers.backends.common import (
@@ -41,6 +40,13 @@ from benchsel.solvers.backends.common import (
     run_exact,
 )
 from benchsel.solvers.backends.highs import _highspy
+from benchsel.solvers.backends.pyomo_model import (
+    PyomoBuildTimeout,
+    pyomo_environ,
+    selection_from_pyomo,
+    to_pyomo,
+)
+from benchsel.solvers.backends.scip import scip_policy
 
 __all__ = ["solve_pyomo_model", "to_pyomo"]
 
@@ -212,8 +218,8 @@ def _solve_step(run: ExactRun) -> SolveStep:
     # no watchdog thread here: Pyomo's solver interfaces redirect the process's file descriptors while
     # they run, which an abandoned thread would leave in disorder
     solver_options = dict(o["solver_options"] or {})
-    if solver == "scip":  # the problem's own SCIP settings (Formulation.scip_params), the caller's first
-        solver_options = {**dict(getattr(run.f, "scip_params", {}) or {}), **solver_options}
+    if solver == "scip":  # SCIP's policy for the problem's numerical properties, the caller's options first
+        solver_options = {**scip_policy(run.f.numerical_properties), **solver_options}
     if run.model.is_quadratic and solver == "scip":
         # SCIP's default feasibility tolerance (1e-6) leaves the epigraph of the quadratic objective loose by
         # about that much relative: its bound then misses the default 1e-6 relative gap of the checked claim

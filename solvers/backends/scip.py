@@ -64,6 +64,7 @@ from scipy.sparse.csgraph import connected_components
 from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.formulations.core.model import LinearModel, RowBlock
 from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.properties import NumericalProperties
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
 from benchsel.solvers.backends.common import (
@@ -95,6 +96,17 @@ _INSTALL = ("method 'scip' needs the package 'pyscipopt' (SCIP's Python interfac
 
 #: Extra relative slack allowed when checking a quadratic model's optimality claim (SCIP's tolerances).
 QUADRATIC_CLAIM_SLACK = 1e-6
+
+#: SCIP's settings for statements whose optimum sits on near ties (``NumericalProperties.near_ties``): on tied
+#: and near-tied HoloCosm data SCIP 10's presolve and its knapsack-cover cuts cut off the optimum of the ranking
+#: constraints (3 false "optimal" claims in 150 brute-forced instances of benchmarks/studies/holocosm_mps.py's
+#: designs); without them, none.
+NEAR_TIE_PARAMS: dict[str, Any] = {"presolving/maxrounds": 0, "separating/knapsackcover/freq": -1}
+
+
+def scip_policy(properties: NumericalProperties) -> dict[str, Any]:
+    """SCIP's parameters for a statement with these numerical properties (the caller's ``scip_params`` win)."""
+    return dict(NEAR_TIE_PARAMS) if properties.near_ties else {}
 
 
 def scip_available() -> bool:
@@ -551,7 +563,7 @@ def _solve_step(run: ExactRun) -> SolveStep:
         threads=o["threads"],
         verbose=o["verbose"],
         warm_start=o["warm_start"],
-        scip_params={**dict(getattr(run.f, "scip_params", {}) or {}), **dict(o["scip_params"] or {})},
+        scip_params={**scip_policy(run.f.numerical_properties), **dict(o["scip_params"] or {})},
         objective_scale=o["objective_scale"],
         separate_fractional=o["separate_fractional"],
         key=run.key,

@@ -400,7 +400,9 @@ def test_fasterpam_warm_start_may_use_half_the_limit_with_no_cap(monkeypatch):
     from benchsel.formulations.holocosm import RankingRiskReconstruction
 
     # others keep the default share and cap
-    assert RankingRiskReconstruction.warm_start_budget == Formulation.warm_start_budget == (0.2, 10.0)
+    ws = RankingRiskReconstruction.numerical_properties.warm_start
+    assert (ws.share, ws.cap) == (0.2, 10.0) == (Formulation.numerical_properties.warm_start.share,
+                                                 Formulation.numerical_properties.warm_start.cap)
 
 
 def test_warm_start_is_fasterpam_and_never_beaten_by_it():

@@ -93,7 +93,7 @@ def test_default_workers_are_the_available_cores():
     f, opts = make_instance("KMedoids", 1)
     res = solve(f, "cpsat", **opts)
     assert res.extra["cpsat_workers"] == len(os.sched_getaffinity(0))
-    assert res.extra["warm_start_source"] == f.warm_start_method  # the hint CP-SAT receives
+    assert res.extra["warm_start_source"] == f.numerical_properties.warm_start.method  # the hint CP-SAT receives
 
 
 def test_reconcile_keeps_the_warm_start_and_refuses_contradicted_claims():

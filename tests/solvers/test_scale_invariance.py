@@ -118,8 +118,8 @@ def test_cpsat_on_large_kmedoids_costs_is_proven_not_an_overflow():
 @pytest.mark.parametrize("design,seed", [("mixed", 25), ("mixed", 26), ("near-identical", 18)])
 def test_scip_holds_the_optimum_of_tied_holocosm_instances(design, seed):
     """SCIP's presolve and knapsack-cover cuts cut the optimum off these tied instances and it claimed
-    "optimal" at 0.378 (optimum 0.200), 0.337 (0.330) and 7.24e7 (4.16e7); RankingRiskReconstruction.scip_params
-    turns them off."""
+    "optimal" at 0.378 (optimum 0.200), 0.337 (0.330) and 7.24e7 (4.16e7); SCIP's policy for near ties
+    (scip.NEAR_TIE_PARAMS, for RankingRiskReconstruction.numerical_properties.near_ties) turns them off."""
     f = make_instance(design, seed)
     opt = brute_force(f)[0]
     res = solve(f, "scip", time_limit=60)
