@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from benchsel.formulations.core.model import RowBlock
+from benchsel.formulations.core.model import LazyRowsBase, RowBlock
 
 from .bounds import SortedRows
 from .distances import _BLOCK, _row_block
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .problem import KMedoids
 
 
-class BendersCuts:
+class BendersCuts(LazyRowsBase):
     """Lazy rows of the Benders master: ``theta_i + sum_j max(0, L - D[i, j]) y_j >= L``.
 
     For a (fractional) ``y``, the deepest cut of item ``i`` is at the distance

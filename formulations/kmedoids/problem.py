@@ -91,7 +91,7 @@ class KMedoids(Formulation):
     MAX_MODEL_BYTES = 2 * 2**30
     #: Largest ``n_served * C`` whose radius steps are counted exactly (by sorting) before a size check.
     EXACT_COUNT_MAX = 4_000_000
-    #: Solver bytes per non-zero of a static model (an estimate of HiGHS' memory; used by the size guards).
+    #: Solver bytes per non-zero of a static model (an estimate of a MIP solver's memory; used by the size guards).
     BYTES_PER_NNZ = 360
     #: Largest cost-matrix copy (bytes) the statements make to merge twin candidates and twin served items.
     DEDUP_COPY_MAX = 2**27
@@ -532,11 +532,11 @@ class KMedoids(Formulation):
         if size["bytes"] > budget:
             raise ModelTooLargeError(
                 f"model: {what}, more than the {budget / 2**30:.2f} GiB allowed (KMedoids.MAX_MODEL_BYTES or the "
-                "memory available); use model='benders' with method 'highs', or a heuristic", size, model)
+                "memory available); use model='benders' (rows generated on demand), or a heuristic", size, model)
         if check_time and time_limit is not None and secs is not None and secs > 0.5 * time_limit:
             raise ModelTooLargeError(
                 f"model: {what}; building it would take about {secs:.0f} s, more than half the time limit of "
-                f"{time_limit:g} s; use model='benders' with method 'highs', raise time_limit, or use a heuristic",
+                f"{time_limit:g} s; use model='benders' (rows made on demand), raise time_limit, or use a heuristic",
                 size, model)
         return size
 
@@ -576,7 +576,7 @@ class KMedoids(Formulation):
                 model = "benders" if allow_lazy else "radius"
         if model == "benders" and not allow_lazy:
             raise InvalidInputError(
-                "model: 'benders' generates its cuts on demand, which this consumer (MPS export, CP-SAT or Pyomo) "
+                "model: 'benders' generates its cuts on demand, which this static consumer (e.g. MPS export) "
                 "cannot do; use model='radius' or model='assignment'"
             )
         if model != "benders":

@@ -21,6 +21,8 @@ Every exact backend's runner is a thin call of :func:`run_exact`, which
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
@@ -43,7 +45,10 @@ __all__ = [
     "SolveStep",
     "call_with_deadline",
     "formulation_bound",
+    "highs_status_map",
+    "highspy_module",
     "linear_acceptor",
+    "pass_to_highs",
     "remaining",
     "run_exact",
     "true_key",
@@ -100,6 +105,80 @@ def linear_acceptor(backend: str):
         return None
 
     return accepts
+
+
+# --------------------------------------------------------------------------- HiGHS (several backends use it)
+_BANNER_DONE = False
+
+
+def highspy_module() -> Any:
+    """``highspy``, imported on first use (with HiGHS' one-time stdout banner silenced)."""
+    global _BANNER_DONE
+    try:
+        import highspy
+    except ImportError as e:  # pragma: no cover - highspy is a base dependency
+        raise SolverNotInstalledError(
+            f"method 'highs' needs the package 'highspy', which is not installed ({e}); pip install highspy"
+        ) from None
+    if not _BANNER_DONE:  # HiGHS prints a banner on stdout once per process: keep stdout clean for tables
+        _BANNER_DONE = True
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            try:
+                highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+                os.close(devnull)
+        except OSError:  # no file descriptors to juggle (embedded interpreters): let it print
+            pass
+    return highspy
+
+
+def highs_status_map(hp: Any) -> dict[Any, Termination]:
+    """HiGHS' model statuses as terminations."""
+    S = hp.HighsModelStatus
+    return {
+        S.kOptimal: Termination.OPTIMAL,
+        S.kTimeLimit: Termination.TIME_LIMIT,
+        S.kIterationLimit: Termination.ITERATION_LIMIT,
+        S.kSolutionLimit: Termination.SOLUTION_LIMIT,
+        S.kObjectiveBound: Termination.OBJECTIVE_LIMIT,
+        S.kObjectiveTarget: Termination.OBJECTIVE_LIMIT,
+        S.kInfeasible: Termination.INFEASIBLE,
+        S.kUnbounded: Termination.UNBOUNDED,
+        S.kUnboundedOrInfeasible: Termination.INFEASIBLE_OR_UNBOUNDED,
+        S.kInterrupt: Termination.INTERRUPTED,
+        S.kHighsInterrupt: Termination.INTERRUPTED,
+        S.kModelEmpty: Termination.OPTIMAL,
+    }
+
+
+def pass_to_highs(h: Any, hp: Any, model: LinearModel) -> None:
+    """Load ``model`` into the ``highspy.Highs`` instance ``h`` (``hp``: the highspy module)."""
+    refuse_quadratic(model, "HiGHS")  # HiGHS solves no mixed-integer QP
+    lp = hp.HighsLp()
+    lp.num_col_ = model.n_cols
+    lp.num_row_ = model.n_rows
+    lp.col_cost_ = model.c
+    lp.col_lower_ = model.col_lb
+    lp.col_upper_ = model.col_ub
+    lp.row_lower_ = model.row_lb
+    lp.row_upper_ = model.row_ub
+    lp.offset_ = float(model.c0)
+    A = model.A.tocsc()
+    lp.a_matrix_.format_ = hp.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(np.float64)
+    h.passModel(lp)
+    ints = np.flatnonzero(model.integrality).astype(np.int32)
+    if ints.size:
+        h.changeColsIntegrality(int(ints.size), ints, np.ones(ints.size, dtype=np.uint8))
+
 
 
 # --------------------------------------------------------------------------- budget

@@ -75,11 +75,12 @@ from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
     ExactRun,
     SolveStep,
+    highspy_module,
     linear_acceptor,
+    pass_to_highs,
     refuse_quadratic,
     run_exact,
 )
-from benchsel.solvers.backends.highs import _highspy, _pass_model
 from benchsel.solvers.claims import slack, within
 
 __all__ = ["ScaledModel", "cp_model_module", "default_workers", "scale_model", "solve_model_cpsat"]
@@ -411,12 +412,12 @@ class _Checker:
 
     def _lp_value(self, vals: np.ndarray) -> float | None:
 
-        hp = _highspy()
+        hp = highspy_module()
         model = self.model
         if self._h is None:
             h = hp.Highs()
             h.setOptionValue("output_flag", False)
-            _pass_model(h, hp, model)
+            pass_to_highs(h, hp, model)
             if self.int_cols.size:
                 h.changeColsIntegrality(int(self.int_cols.size), self.int_cols.astype(np.int32),
                                         np.zeros(self.int_cols.size, dtype=np.uint8))

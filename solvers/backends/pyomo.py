@@ -35,11 +35,11 @@ from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
     ExactRun,
     SolveStep,
+    highspy_module,
     module_available,
     quadratic_acceptor,
     run_exact,
 )
-from benchsel.solvers.backends.highs import _highspy
 from benchsel.solvers.backends.pyomo_model import (
     PyomoBuildTimeout,
     pyomo_environ,
@@ -113,7 +113,7 @@ def solve_pyomo_model(m: Any, *, solver: str = "highs", time_limit: float | None
     opts = dict(solver_options or {})
     if solver == "highs":
 
-        _highspy()  # silence HiGHS' one-time stdout banner
+        highspy_module()  # silence HiGHS' one-time stdout banner
     if solver in _NEW_API:
         from pyomo.contrib.solver.common.factory import SolverFactory as NewFactory
         from pyomo.contrib.solver.common.results import SolutionStatus

@@ -448,7 +448,7 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
     handler = None
     if lazy is not None:
         handler = _lazy_handler_class(ps)(b, lazy, 1e-6, bool(separate_fractional))
-        m.includeConshdlr(handler, "benchsel_lazy", f"lazy rows {getattr(lazy, 'name', '')}", sepapriority=1,
+        m.includeConshdlr(handler, "benchsel_lazy", f"lazy rows {lazy.name}", sepapriority=1,
                           enfopriority=-1, chckpriority=-1, sepafreq=1, eagerfreq=-1, needscons=True)
         m.addPyCons(m.createCons(handler, "lazy_rows", initial=False, separate=True, enforce=True, check=True,
                                  propagate=False))
@@ -496,8 +496,8 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
     if handler is not None:
         extra["lazy_cuts"] = handler.rows_added
         extra["lazy_separations"] = handler.separations
-        stats = getattr(lazy, "stats", None)
-        if isinstance(stats, dict):  # the generator's own counters, named as the HiGHS branch-and-cut names them
+        stats = lazy.stats
+        if stats:  # the generator's own counters, named as the HiGHS branch-and-cut names them
             extra.update({f"separation_{k}": v for k, v in stats.items() if np.isscalar(v)})
     extra["scip_feasibility_tolerance"] = float(m.getParam("numerics/feastol"))
     exact = key(sel) if key is not None and sel is not None and bound is not None else None

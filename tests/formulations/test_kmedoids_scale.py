@@ -316,14 +316,14 @@ def test_strong_branching_lp_stops_at_its_iteration_cap():
     import highspy
 
     from benchsel.solvers.backends.branch_and_cut import BnCOptions, BranchAndCut
-    from benchsel.solvers.backends.highs import _pass_model  # the backend's own model loading
+    from benchsel.solvers.backends.common import pass_to_highs  # the backend's own model loading
 
     X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)
     m = KMedoids.from_features(X, k=8, metric="correlation").linear_model(model="benders", allow_lazy=True)
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    _pass_model(h, highspy, m)
+    pass_to_highs(h, highspy, m)
     bnc = BranchAndCut(h, highspy, m, key=lambda s: None, options=BnCOptions())
     h.changeColsIntegrality(int(bnc.ints.size), bnc.ints, np.zeros(bnc.ints.size, dtype=np.uint8))
     root = bnc._node_lp(bnc.glb, bnc.gub, root=True)  # the root with its cuts

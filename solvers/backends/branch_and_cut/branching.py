@@ -34,9 +34,9 @@ def _scores(self: BranchAndCut, lp: _NodeLP, cand: np.ndarray) -> np.ndarray:
                     for d in (0, 1)])
     pc = np.where(known[:, cand], self.pc_sum[:, cand] / np.maximum(self.pc_n[:, cand], 1), avg[:, None])
     score = np.maximum(pc[0] * f_dn, 1e-6) * np.maximum(pc[1] * f_up, 1e-6)
-    hint = getattr(self.lazy, "branch_scores", None)
+    hint = self.lazy.branch_scores(lp.x)
     if hint is not None:
-        s = np.asarray(hint(lp.x), dtype=float)[cand]
+        s = np.asarray(hint, dtype=float)[cand]
         fresh = ~(known[0, cand] & known[1, cand])
         if fresh.any():  # no history yet: the lazy rows' own score, on the pseudo-cost scale
             base = np.median(score[~fresh]) if (~fresh).any() else 1.0

@@ -435,18 +435,13 @@ class BranchAndCut:
 
     def _heuristic(self, x: np.ndarray) -> None:
         """Round the LP point (``lazy.round``) and improve it (``lazy.improve``); offer both."""
-        rounder = getattr(self.lazy, "round", None)
-        if rounder is None:
-            return
-        sel = rounder(x)
+        sel = self.lazy.round(x)
         if sel is None:
             return
         self._offer(sel)
-        improve = getattr(self.lazy, "improve", None)
-        if improve is not None:
-            better = improve(np.asarray(sel), x, deadline=self._deadline())
-            if self._offer(better):
-                self.stats["heuristic_improvements"] += 1
+        better = self.lazy.improve(np.asarray(sel), x, deadline=self._deadline())
+        if better is not sel and self._offer(better):
+            self.stats["heuristic_improvements"] += 1
 
     # ------------------------------------------------------------- branching
 
@@ -487,7 +482,7 @@ class BranchAndCut:
         return float(bound) if np.isfinite(bound) else None
 
     def _extra(self, term: Termination) -> dict[str, Any]:
-        lazy_stats = getattr(self.lazy, "stats", {})
+        lazy_stats = self.lazy.stats
         st = dict(self.stats)
         st.update(zip(_ADDITIVE, self._counts(*_ADDITIVE)))
         helpers = self.sh.searchers[1:]

@@ -35,7 +35,7 @@ def _spawn(self: BranchAndCut) -> None:
     if n <= 0:
         self._threads_checked = True
         return
-    budget = getattr(self.lazy, "memory_budget", None)
+    budget = self.lazy.memory_budget
     peak = memory._peak_rss_bytes()
     if self.opt.threads is None and budget is not None and peak is not None:
         # the default number of threads stays within the memory budget (each further one holds a copy of
@@ -127,7 +127,7 @@ def _watch_memory(self: BranchAndCut) -> None:
     """
     if not self._threads or self._retired or self.opt.threads is not None:
         return
-    budget = getattr(self.lazy, "memory_budget", None)
+    budget = self.lazy.memory_budget
     now = memory._rss_bytes()
     if budget is None or now is None or now < memory.RETIRE_SHARE * budget:
         return
