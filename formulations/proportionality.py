@@ -13,6 +13,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.properties import NumericalProperties
 from benchsel.formulations.core.validation import check_choice, check_int
 
 from ._positional import _check_partition, _cut_structure, _eps_fraction, _PositionalBase, _unique_rows
@@ -90,6 +91,8 @@ class PositionalProportionality(_PositionalBase):
     """
 
     model_options: ClassVar[dict[str, tuple[Any, ...]]] = {"model": ("auto", "direct", "size-indexed")}
+    #: its rows count metrics per class within intervals set by the size (``size_intervals``)
+    numerical_properties: ClassVar[NumericalProperties] = NumericalProperties(counting="proportional")
 
     def __init__(self, positions: Any, eps: Any = None, *, size: int | None = None,
                  groups: Sequence[Sequence[Any]] | None = None, include: Sequence[Any] | None = None,

@@ -54,9 +54,15 @@ class NumericalProperties:
     redundant_bounds : bool
         The bounds of the continuous columns hold at every feasible point (they help a solver, they do not
         restrict): a backend that rounds the model may widen them so that rounding never cuts off a point.
+    counting : {None, "proportional", "cover"}
+        The problem's rows count the selected items of each class, with exact integer bounds:
+        ``"proportional"``, each count within an interval set by the selection's size (``size_intervals``);
+        ``"cover"``, each count at least a demand (``cover_rows``). A backend may then solve it as a sequence
+        of integer feasibility problems. None: not such a problem.
     """
 
     warm_start: WarmStart = field(default_factory=WarmStart)
     sized_models: bool = False
     near_ties: bool = False
     redundant_bounds: bool = False
+    counting: str | None = None
