@@ -132,7 +132,7 @@ class _BatchOACuts(LazyRowsBase):
         self.u = np.asarray(data.v, dtype=float) / data.N
         self.bcol, self.z, self.t, self.s = bcol, np.asarray(z), int(t), float(scale)
         self.B = int(data.n_buckets)
-        self.stats = {"oa_cuts": 0, "oa_separations": 0}
+        self.stats: dict[str, int] = {"oa_cuts": 0, "oa_separations": 0}
 
     def tangent(self, n: np.ndarray) -> tuple[float, float, np.ndarray]:
         """``f(n)``, and the cut ``f >= c0 - c @ n`` touching it at ``n`` (shapes: (B,) in, (B,) out)."""

@@ -126,9 +126,15 @@ class LazyRows(Protocol):
     """
 
     name: str
-    stats: Mapping[str, Any]
-    memory_budget: int | None
-    initial_bound: float | None
+
+    @property
+    def stats(self) -> Mapping[str, Any]: ...
+
+    @property
+    def memory_budget(self) -> int | None: ...
+
+    @property
+    def initial_bound(self) -> float | None: ...
 
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
         """Violated rows at the full column vector ``x`` (shape (n_cols,))."""

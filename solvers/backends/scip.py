@@ -496,7 +496,7 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
     if handler is not None:
         extra["lazy_cuts"] = handler.rows_added
         extra["lazy_separations"] = handler.separations
-        stats = lazy.stats
+        stats = lazy.stats if lazy is not None else {}
         if stats:  # the generator's own counters, named as the HiGHS branch-and-cut names them
             extra.update({f"separation_{k}": v for k, v in stats.items() if np.isscalar(v)})
     extra["scip_feasibility_tolerance"] = float(m.getParam("numerics/feastol"))
