@@ -34,6 +34,7 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
+from benchsel.formulations.core.properties import NumericalProperties
 from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
 from benchsel.solvers.claims import judge
 from benchsel.solvers.registry import get_method
@@ -53,6 +54,7 @@ __all__ = [
     "run_exact",
     "true_key",
     "wall_grace",
+    "widen_redundant_bounds",
 ]
 
 #: Options every exact backend takes.
@@ -382,6 +384,18 @@ def refuse_quadratic(model: LinearModel, backend: str) -> None:
         )
 
 
+def widen_redundant_bounds(model: LinearModel, properties: NumericalProperties) -> LinearModel:
+    """The model the backends solve: with ``redundant_bounds``, each continuous column's upper bound (and a
+    negative lower bound) widened by ``1e-5 + 1e-6 |bound|``, so that bounds computed in floating point as
+    extreme values never cut off the extreme point (on CP-SAT's grid, or at a solver's rounding)."""
+    if not properties.redundant_bounds:
+        return model
+    cont = ~model.integrality & ~model.implied_integer
+    lb, ub = model.col_lb, model.col_ub
+    lb = np.where(cont & (lb < 0), lb - 1e-5 - 1e-6 * np.abs(lb), lb)
+    return replace(model, col_lb=lb, col_ub=np.where(cont, ub + 1e-5 + 1e-6 * np.abs(ub), ub))
+
+
 # --------------------------------------------------------------------------- the run
 @dataclass
 class ExactRun:
@@ -497,6 +511,8 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
                               time.perf_counter() - t1, extra)
     build_s = time.perf_counter() - t1
     extra["neutral_build_seconds"] = build_s
+    if isinstance(model, LinearModel):
+        model = widen_redundant_bounds(model, f.numerical_properties)
     if isinstance(model, _Unfinished):
         extra["model_build"] = "unfinished at the time limit"
         sel = ws if ws_value is not None else None

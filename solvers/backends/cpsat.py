@@ -58,7 +58,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -68,7 +68,6 @@ import scipy.sparse as sp
 from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
-from benchsel.formulations.core.properties import NumericalProperties
 from benchsel.formulations.core.registry import register_method
 from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
 from benchsel.solvers.backends.common import (
@@ -763,22 +762,10 @@ def _ortools_version() -> str:
         return "unknown"
 
 
-def cpsat_policy(model: LinearModel, properties: NumericalProperties) -> LinearModel:
-    """The model CP-SAT's copy is made from: with ``redundant_bounds``, each continuous column's upper bound
-    (and a negative lower bound) widened by ``1e-5 + 1e-6 |bound|``, so that bounds computed in floating point
-    as extreme values never cut off the extreme point on the copy's grid."""
-    if not properties.redundant_bounds:
-        return model
-    cont = ~model.integrality & ~model.implied_integer
-    lb, ub = model.col_lb, model.col_ub
-    lb = np.where(cont & (lb < 0), lb - 1e-5 - 1e-6 * np.abs(lb), lb)
-    return replace(model, col_lb=lb, col_ub=np.where(cont, ub + 1e-5 + 1e-6 * np.abs(ub), ub))
-
-
 def _solve_step(run: ExactRun) -> SolveStep:
     o = run.opts
     sel, term, bound, extra = solve_model_cpsat(
-        cpsat_policy(run.model, run.f.numerical_properties), time_limit=run.budget.solver_limit(), seed=run.seed,
+        run.model, time_limit=run.budget.solver_limit(), seed=run.seed,
         mip_rel_gap=o["mip_rel_gap"], mip_abs_gap=o["mip_abs_gap"], threads=o["threads"], verbose=o["verbose"],
         warm_start=o["warm_start"],
         digits=o["digits"], continuous_resolution=o["continuous_resolution"], max_denominator=o["max_denominator"],
