@@ -60,7 +60,7 @@ import numpy as np
 from benchsel.benchmarks._blas import init_worker, one_blas_thread
 from benchsel.formulations.bayes import BatchData, BatchInformationGain
 from benchsel.formulations.bayes.evaluate import stopping_point
-from benchsel.formulations.bayes.search import SwapState
+from benchsel.formulations.bayes.swap import SwapState
 from benchsel.formulations.estimation.sequential import get_sequential, sequential_names
 from benchsel.instances.responses import load_responses
 from benchsel.instances.splits import extrapolation_split, interpolation_split

@@ -10,7 +10,7 @@ Usage::
     python -m benchsel.benchmarks.studies.holocosm_peers --synthetic --seeds 3  # 6 sources, 200 targets
     python -m benchsel.benchmarks.studies.holocosm_peers --out peers.json   # also every row as JSON
 
-Data: the real multi-metric sets of :mod:`benchsel.benchmarks.studies.holocosm` (WMT TED MQM en-de and
+Data: the real multi-metric sets of :mod:`benchsel.benchmarks.studies.holocosm_fidelity` (WMT TED MQM en-de and
 zh-en, 6 sources; UniEval Topical-Chat, 3 sources), oriented higher-is-better. Methods are the registered
 comparison methods (:func:`benchsel.heuristics.holocosm.holocosm_baselines`). Single-metric methods
 (``anchorpoints``, ``mrmr_ridge``, ``tinybenchmarks``, ``tinybenchmarks_gpirt``) select with every metric in
@@ -45,7 +45,8 @@ from benchsel.formulations.holocosm import (
 )
 from benchsel.heuristics.holocosm import get_baseline, holocosm_baselines
 
-from .holocosm import SPLITS, baseline_rows, many_target_sets, real_sets, write_report
+from .holocosm import write_report
+from .holocosm_fidelity import SPLITS, baseline_rows, many_target_sets, real_sets
 
 DEFAULT_METHODS = ("holocosm", "random", "random_sac", "swap_unconstrained", "kmeans", "vote", "anchorpoints",
                    "mrmr_ridge", "tinybenchmarks", "tinybenchmarks_gpirt")
@@ -58,7 +59,7 @@ PAPER = {"vs_random_mean_nmae": 0.353, "vs_random_worst_nmae": 0.395, "vs_kmeans
 # --------------------------------------------------------------------------- runs
 def run(sets: list[dict], retentions: tuple[float, ...] = (0.2,), seeds: int = 5,
         methods: tuple[str, ...] = DEFAULT_METHODS, quiet: bool = False) -> list[dict]:
-    """:func:`benchsel.benchmarks.studies.holocosm.baseline_rows` of ``methods`` (default: all)."""
+    """:func:`benchsel.benchmarks.studies.holocosm_fidelity.baseline_rows` of ``methods`` (default: all)."""
     return baseline_rows(sets, retentions, seeds, methods, quiet=quiet)
 
 

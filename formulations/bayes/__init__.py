@@ -8,7 +8,8 @@ One home for every BayesAME module of the formulations layer:
   Cholesky updates) and as the batch problem's data (:class:`BatchData`);
 * :mod:`.problem` -- the batch information-gain formulation (:class:`BatchInformationGain`);
 * :mod:`.search` -- searches of its bucket space (exhaustive, greedy, SMC), used by the registered
-  methods (:mod:`benchsel.heuristics.bayes`) and by the sequential evaluators;
+  methods (:mod:`benchsel.heuristics.bayes`) and by the sequential evaluators; :mod:`.swap` (a batch
+  under single swaps and the local search) and :mod:`.starts` (the SMC search's warm starts);
 * :mod:`.evaluate` -- the single-target sequential evaluator (:func:`bayesame_evaluate`, Algorithm 1)
   and the baselines with its stopping rule (RS-Mean, Bayes-AIPW);
 * :mod:`.lmc` and :mod:`.multi` -- several targets at once under a coregionalised prior

@@ -68,17 +68,42 @@ def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None,
         raise InvalidInputError("model: MPS holds static models; this one generates rows on demand (lazy rows)")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    n, m = model.n_cols, model.n_rows
-    cname = np.array([f"C{j}" for j in range(n)], dtype=object)
-    rname = np.array(["OBJ"] + [f"R{i}" for i in range(m)], dtype=object)
+    cname = np.array([f"C{j}" for j in range(model.n_cols)], dtype=object)
     lb, ub = model.row_lb, model.row_ub
     eq = lb == ub
     g = np.isfinite(lb) & ~eq
     types = np.where(eq, "E", np.where(g, "G", "L"))
     lines = [f"NAME {model.name}", "ROWS", " N  OBJ"]
     lines += [f" {t}  R{i}" for i, t in enumerate(types.tolist())]
-    lines.append("COLUMNS")
-    # entries ordered by column: objective first, then rows
+    lines += _columns(model, cname)
+    # right-hand sides and ranges
+    rhs = np.where(eq | g, lb, ub)
+    nzr = np.flatnonzero(rhs != 0)
+    lines.append("RHS")
+    lines += [f"    RHS  R{i}  {v}" for i, v in zip(nzr.tolist(), _fmt(rhs[nzr]))]
+    ranged = np.flatnonzero(g & np.isfinite(ub))
+    if ranged.size:
+        lines.append("RANGES")
+        lines += [f"    RNG  R{i}  {v}" for i, v in zip(ranged.tolist(), _fmt(ub[ranged] - lb[ranged]))]
+    lines += _bounds(model, cname)
+    if model.Q is not None and model.Q.nnz:
+        lines.append("QUADOBJ")
+        U = sp.triu(model.Q, format="coo")
+        order = np.lexsort((U.col, U.row))
+        r, c, v = U.row[order], U.col[order], U.data[order]
+        lines += [f"    {a}  {b}  {val}" for a, b, val in zip(cname[r].tolist(), cname[c].tolist(), _fmt(v))]
+    lines.append("ENDATA")
+    path.write_text("\n".join(lines) + "\n")
+    jpath = path.with_name(path.name + ".json")
+    jpath.write_text(json.dumps(_name_map(model, formulation, model_options), indent=1, sort_keys=True) + "\n")
+    return path, jpath
+
+
+def _columns(model: LinearModel, cname: np.ndarray) -> list[str]:
+    """The COLUMNS section: entries ordered by column (objective first, then rows), integer markers around
+    runs of integer columns, an explicit zero entry for an empty column, the objective constant."""
+    n = model.n_cols
+    rname = np.array(["OBJ"] + [f"R{i}" for i in range(model.n_rows)], dtype=object)
     A = model.A.tocsc()
     A.sort_indices()
     has_obj = model.c != 0
@@ -95,69 +120,53 @@ def write_mps(model: LinearModel, path: str | Path, *, formulation: Any = None,
     row_idx[mask] = A.indices + 1
     vals[mask] = A.data
     entry = [f"    {c}  {r}  {v}" for c, r, v in zip(cname[col_of].tolist(), rname[row_idx].tolist(), _fmt(vals))]
-    # integer markers around runs of integer columns; empty columns get an explicit zero entry
     integ = model.integrality
-    out_cols: list[str] = []
+    out = ["COLUMNS"]
     pos = 0
     in_int = False
     marker = 0
     for j in range(n):
         if integ[j] != in_int:
-            out_cols.append(f"    M{marker}  'MARKER'  '{'INTORG' if integ[j] else 'INTEND'}'")
+            out.append(f"    M{marker}  'MARKER'  '{'INTORG' if integ[j] else 'INTEND'}'")
             marker += 1
             in_int = bool(integ[j])
         cnt = int(counts[j])
         if cnt == 0:
-            out_cols.append(f"    {cname[j]}  OBJ  0")
+            out.append(f"    {cname[j]}  OBJ  0")
         else:
-            out_cols.extend(entry[pos:pos + cnt])
+            out.extend(entry[pos:pos + cnt])
         pos += cnt
     if in_int:
-        out_cols.append(f"    M{marker}  'MARKER'  'INTEND'")
-    lines.extend(out_cols)
+        out.append(f"    M{marker}  'MARKER'  'INTEND'")
     if model.c0 != 0:
-        lines.append(f"    CONST  OBJ  {_num(model.c0)}")
-    # right-hand sides and ranges
-    rhs = np.where(eq | g, lb, ub)
-    nzr = np.flatnonzero(rhs != 0)
-    lines.append("RHS")
-    lines += [f"    RHS  R{i}  {v}" for i, v in zip(nzr.tolist(), _fmt(rhs[nzr]))]
-    ranged = np.flatnonzero(g & np.isfinite(ub))
-    if ranged.size:
-        lines.append("RANGES")
-        lines += [f"    RNG  R{i}  {v}" for i, v in zip(ranged.tolist(), _fmt(ub[ranged] - lb[ranged]))]
-    # bounds
-    lines.append("BOUNDS")
-    clb, cub = model.col_lb, model.col_ub
-    for j in range(n):
+        out.append(f"    CONST  OBJ  {_num(model.c0)}")
+    return out
+
+
+def _bounds(model: LinearModel, cname: np.ndarray) -> list[str]:
+    """The BOUNDS section (integer columns get explicit lower and upper bounds; the objective constant's
+    column is fixed at 1)."""
+    out = ["BOUNDS"]
+    clb, cub, integ = model.col_lb, model.col_ub, model.integrality
+    for j in range(model.n_cols):
         lo, hi, nm = clb[j], cub[j], cname[j]
         if lo == hi:
-            lines.append(f" FX BND  {nm}  {_num(lo)}")
+            out.append(f" FX BND  {nm}  {_num(lo)}")
             continue
         if np.isneginf(lo) and np.isposinf(hi):
-            lines.append(f" FR BND  {nm}")
+            out.append(f" FR BND  {nm}")
             continue
         if np.isneginf(lo):
-            lines.append(f" MI BND  {nm}")
+            out.append(f" MI BND  {nm}")
         elif lo != 0 or integ[j]:
-            lines.append(f" LO BND  {nm}  {_num(lo)}")
+            out.append(f" LO BND  {nm}  {_num(lo)}")
         if np.isfinite(hi):
-            lines.append(f" UP BND  {nm}  {_num(hi)}")
+            out.append(f" UP BND  {nm}  {_num(hi)}")
         elif integ[j]:
-            lines.append(f" PL BND  {nm}")
+            out.append(f" PL BND  {nm}")
     if model.c0 != 0:
-        lines.append(" FX BND  CONST  1")
-    if model.Q is not None and model.Q.nnz:
-        lines.append("QUADOBJ")
-        U = sp.triu(model.Q, format="coo")
-        order = np.lexsort((U.col, U.row))
-        r, c, v = U.row[order], U.col[order], U.data[order]
-        lines += [f"    {a}  {b}  {val}" for a, b, val in zip(cname[r].tolist(), cname[c].tolist(), _fmt(v))]
-    lines.append("ENDATA")
-    path.write_text("\n".join(lines) + "\n")
-    jpath = path.with_name(path.name + ".json")
-    jpath.write_text(json.dumps(_name_map(model, formulation, model_options), indent=1, sort_keys=True) + "\n")
-    return path, jpath
+        out.append(" FX BND  CONST  1")
+    return out
 
 
 def _name_map(model: LinearModel, formulation: Any, model_options: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -2,18 +2,17 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from benchsel.formulations.core.model import LazyRowsBase, RowBlock
 
 from .bounds import SortedRows
+from .data import KMedoidsData
 from .distances import _BLOCK, _row_block
+from .lagrangian import lagrangian_bound
 from .swap import SwapState
-
-if TYPE_CHECKING:
-    from .problem import KMedoids
 
 
 class BendersCuts(LazyRowsBase):
@@ -35,13 +34,13 @@ class BendersCuts(LazyRowsBase):
 
     name = "benders"
 
-    def __init__(self, f: KMedoids, rows: SortedRows, y_cols: np.ndarray, theta_cols: np.ndarray,
+    def __init__(self, d: KMedoidsData, rows: SortedRows, y_cols: np.ndarray, theta_cols: np.ndarray,
                  lo: np.ndarray, hi: np.ndarray, *, sort_slice: float = 0.25) -> None:
-        self.f = f
+        self.data = d
         self.sorted = rows
         self.Dc = rows.Dc  # (n_served, C)
-        self.items = f.candidates  # item index of each y column
-        self.k = f.k
+        self.items = d.cand  # item index of each y column
+        self.k = d.k
         self.y_cols = y_cols
         self.theta_cols = theta_cols
         self.lo, self.hi = lo, hi
@@ -50,7 +49,7 @@ class BendersCuts(LazyRowsBase):
         self.initial_bound: float | None = None  # the Lagrangian bound behind initial_rows
         # the memory the k-medoids solve is designed to stay within (3 dense N x N float64 copies + 400 MB):
         # the branch-and-cut starts further search threads only inside it
-        self.memory_budget = 3 * 8 * f.n_items ** 2 + 400 * 2 ** 20
+        self.memory_budget = 3 * 8 * d.n_items ** 2 + 400 * 2 ** 20
 
     # ------------------------------------------------------------ separation
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
@@ -206,11 +205,12 @@ class BendersCuts(LazyRowsBase):
         multipliers come from :meth:`KMedoids.lagrangian_bound` within
         ``time_limit`` seconds, and its bound is kept as ``initial_bound``.
         """
-        f = self.f
+        d = self.data
         if self.Dc.size < self.INITIAL_ROWS_MIN:
             return None
-        self.initial_bound, lam = f.lagrangian_bound(time_limit, incumbent=incumbent, max_iter=1000)
-        w = f.weights[f._served()]
+        inc = None if incumbent is None else np.asarray(incumbent, dtype=np.int64)
+        self.initial_bound, lam = lagrangian_bound(d, time_limit, incumbent=inc, max_iter=1000)
+        w = d.w[d.served()]
         L = np.clip(lam / w, self.lo, self.hi)
         self.stats["initial_rows"] = int(L.size)
         return self.cuts(np.arange(L.size), L)
@@ -235,12 +235,12 @@ class BendersCuts(LazyRowsBase):
         deadline : float, optional
             ``time.perf_counter()`` value after which no further swap is tried.
         """
-        f = self.f
+        d = self.data
         pool = self.items if x is None else self.items[x[self.y_cols] > 1e-6]
         pool = np.setdiff1d(pool, selection)
         if pool.size == 0:
             return np.sort(np.asarray(selection, dtype=np.int64))
-        st = SwapState(f.D, np.asarray(selection), f.weights)
+        st = SwapState(d.D, np.asarray(selection), d.w)
         expired = None if deadline is None else (lambda: time.perf_counter() >= deadline)
         st.eager_swaps(pool, max_evals=passes * pool.size, expired=expired)
         return np.sort(st.med)

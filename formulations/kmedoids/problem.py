@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.properties import NumericalProperties, WarmStart
 from benchsel.formulations.core.validation import (
     as_array,
@@ -32,11 +31,14 @@ from benchsel.formulations.core.validation import (
 
 from ..base import Check, Formulation
 from ..estimation.weighted import ClusterWeighted
-from .benders import BendersCuts
-from .bounds import SortedRows, _row_extremes, available_bytes, lagrangian_bound
-from .checks import ModelTooLargeError, _features_iv, _graph_distances, _kmedoids_iv
-from .distances import _row_block, dissimilarity
-from .models import radius_model
+from .bounds import SortedRows
+from .checks import _features_iv, _graph_distances, _kmedoids_iv
+from .data import KMedoidsData
+from .distances import dissimilarity
+from .greedy import greedy_build
+from .lagrangian import lagrangian_bound
+from .statements import Statements
+from .twins import Twins
 
 
 class KMedoids(Formulation):
@@ -104,18 +106,11 @@ class KMedoids(Formulation):
 
     def __init__(self, D: Any, k: int, *, weights: Any = None, candidates: Any = None, dtype: Any = "float64") -> None:
         D, w, cand, self.k = _kmedoids_iv(D, k, weights, candidates, dtype=dtype)
-        self._D = np.ascontiguousarray(D)
-        self._D.setflags(write=False)
-        self._dtype = self._D.dtype.type
-        self._w = w.copy()
-        self._w.setflags(write=False)
-        self._unit_weights = weights is None or bool(np.all(w == 1.0))
-        self._cand = cand
-        self._cand.setflags(write=False)
-        self._all_candidates = candidates is None or cand.size == self._D.shape[0]
-        self._sorted: SortedRows | None = None
-        self._twin_reps: tuple[np.ndarray, np.ndarray] | None = None  # _twins(), computed once
+        self.data = KMedoidsData(D, w, cand, self.k, unit_weights=weights is None or bool(np.all(w == 1.0)),
+                                 all_candidates=candidates is None or cand.size == D.shape[0])
+        self._twins = Twins(self.data)
         self._twinless: KMedoids | None = None  # _without_twins()
+        self._statements = Statements(self.data, self)
 
     # --------------------------------------------------------------- builders
     @classmethod
@@ -163,60 +158,45 @@ class KMedoids(Formulation):
     @property
     def D(self) -> np.ndarray:
         """Dissimilarity matrix, shape (N, N) (read-only)."""
-        return self._D
+        return self.data.D
 
     @property
     def weights(self) -> np.ndarray:
         """Item weights, shape (N,)."""
-        return self._w
+        return self.data.w
 
     @property
     def candidates(self) -> np.ndarray:
         """Items allowed as medoids, shape (C,), sorted."""
-        return self._cand
+        return self.data.cand
 
     @property
     def unit_weights(self) -> bool:
-        return self._unit_weights
+        return self.data.unit_weights
 
     @property
     def all_candidates(self) -> bool:
-        return self._all_candidates
+        return self.data.all_candidates
 
     @property
     def n_items(self) -> int:
-        return int(self._D.shape[0])
+        return int(self.data.D.shape[0])
 
     @property
     def dtype(self) -> str:
         """Storage of ``D``: ``"float64"`` or ``"float32"``."""
-        return np.dtype(self._dtype).name
+        return np.dtype(self.data.dtype).name
 
     def get_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "D": self._D,
+            "D": self.data.D,
             "k": self.k,
-            "weights": None if self._unit_weights else self._w,
-            "candidates": None if self._all_candidates else self._cand,
+            "weights": None if self.data.unit_weights else self.data.w,
+            "candidates": None if self.data.all_candidates else self.data.cand,
         }
-        if self._dtype is np.float32:
+        if self.data.dtype is np.float32:
             params["dtype"] = "float32"
         return params
-
-    def _served(self) -> np.ndarray:
-        """Items with positive weight (the only ones the objective sees)."""
-        return np.flatnonzero(self._w > 0)
-
-    def _cost_is_D(self) -> bool:
-        """Every item is served and a candidate: the cost matrix is ``D`` itself (a view, no copy)."""
-        return self._served().size == self.n_items and self._all_candidates
-
-    def _cost_matrix(self) -> np.ndarray:
-        """``D`` restricted to served items x candidates, shape (n_served, C): a view when nothing is left out."""
-        I = self._served()
-        if self._cost_is_D():
-            return self._D
-        return self._D[np.ix_(I, self._cand)]
 
     def sorted_candidates(self, deadline: float | None = None) -> SortedRows:
         """Per served item, the candidates in increasing distance (computed once, shared by the statements).
@@ -227,10 +207,7 @@ class KMedoids(Formulation):
             ``time.perf_counter()`` value at which sorting pauses; the rest is
             sorted by later calls (or on demand by the Benders cuts).
         """
-        if self._sorted is None:
-            self._sorted = SortedRows(self._cost_matrix())
-        self._sorted.extend(deadline)
-        return self._sorted
+        return self.data.sorted_candidates(deadline)
 
     # ---------------------------------------------------------------- oracle
     def evaluate(self, selection: Any) -> float:
@@ -238,15 +215,15 @@ class KMedoids(Formulation):
         S = self.as_selection(selection)
         if S.size == 0:
             raise InvalidInputError("selection: expected at least one medoid, got an empty selection")
-        return float(self._w @ self._D[:, S].min(axis=1).astype(np.float64))
+        return self.data.cost(S)
 
     def check(self, selection: Any) -> Check:
         S = self.as_selection(selection)
         reasons = []
         if S.size != self.k:
             reasons.append(f"{S.size} medoids selected, k = {self.k} required")
-        if not self._all_candidates:
-            bad = np.setdiff1d(S, self._cand)
+        if not self.data.all_candidates:
+            bad = np.setdiff1d(S, self.data.cand)
             if bad.size:
                 reasons.append(f"{bad.size} selected items are not candidates (e.g. item {int(bad[0])})")
         return Check.from_reasons(reasons)
@@ -256,7 +233,7 @@ class KMedoids(Formulation):
         S = self.as_selection(selection)
         if S.size == 0:
             raise InvalidInputError("selection: expected at least one medoid, got an empty selection")
-        return S[np.argmin(self._D[:, S], axis=1)]
+        return S[np.argmin(self.data.D[:, S], axis=1)]
 
     def cluster_weights(self, selection: Any) -> np.ndarray:
         """Share of the total item weight served by each medoid, shape (len(selection),).
@@ -264,8 +241,8 @@ class KMedoids(Formulation):
         With unit weights this is ``|cluster j| / N`` (AnchorPoints' weights).
         """
         S = self.as_selection(selection)
-        lab = np.argmin(self._D[:, S], axis=1)
-        return np.bincount(lab, weights=self._w, minlength=S.size) / self._w.sum()
+        lab = np.argmin(self.data.D[:, S], axis=1)
+        return np.bincount(lab, weights=self.data.w, minlength=S.size) / self.data.w.sum()
 
     def estimate(self, selection: Any, scores: Any) -> np.ndarray | float:
         """AnchorPoints estimate of full-benchmark scores from scores on the medoids.
@@ -292,7 +269,8 @@ class KMedoids(Formulation):
         if s.shape[-1] != S.size:
             raise InvalidInputError(
                 f"scores: expected last axis of length {S.size} (one per medoid), got shape {s.shape}")
-        est = ClusterWeighted(D=self._D, item_weights=None if self._unit_weights else self._w).fit(None, sel).predict(s)
+        d = self.data
+        est = ClusterWeighted(D=d.D, item_weights=None if d.unit_weights else d.w).fit(None, sel).predict(s)
         return float(est[0]) if s.ndim == 1 else est
 
     #: Cost magnitudes (largest weight times largest dissimilarity) solved as given: outside ``2**UNIT_RANGE``
@@ -307,22 +285,22 @@ class KMedoids(Formulation):
         divided by powers of two (exactly), so every objective of this instance
         is ``factor`` times the copy's.
         """
-        d_max = float(self._D.max(initial=0.0))
-        w_max = float(self._w.max(initial=0.0))
+        d_max = float(self.data.D.max(initial=0.0))
+        w_max = float(self.data.w.max(initial=0.0))
         if d_max == 0.0 or w_max == 0.0:
             return self, 1.0
         lo, hi = self.UNIT_RANGE
         if lo <= math.frexp(d_max * w_max)[1] <= hi:
             return self, 1.0
         e_d, e_w = math.frexp(d_max)[1], math.frexp(w_max)[1]
-        D = np.ldexp(self._D, -e_d)
-        w = None if self._unit_weights else np.ldexp(self._w, -e_w)
-        scaled = KMedoids(D, self.k, weights=w, candidates=None if self._all_candidates else self._cand,
+        D = np.ldexp(self.data.D, -e_d)
+        w = None if self.data.unit_weights else np.ldexp(self.data.w, -e_w)
+        scaled = KMedoids(D, self.k, weights=w, candidates=None if self.data.all_candidates else self.data.cand,
                           dtype=self.dtype)
-        return scaled, math.ldexp(1.0, e_d + (0 if self._unit_weights else e_w))
+        return scaled, math.ldexp(1.0, e_d + (0 if self.data.unit_weights else e_w))
 
     def random_selection(self, rng: np.random.Generator) -> np.ndarray:
-        return np.sort(rng.choice(self._cand, size=self.k, replace=False))
+        return np.sort(rng.choice(self.data.cand, size=self.k, replace=False))
 
     def greedy_selection(self, deadline: float | None = None) -> np.ndarray:
         """PAM's greedy BUILD: add the candidate that lowers the weighted cost most, ``k`` times.
@@ -342,52 +320,7 @@ class KMedoids(Formulation):
         ndarray of int, shape (k,)
             Medoids in the order chosen (item indices).
         """
-        D, w, cand = self._D, self._w, self._cand
-        cols = None if self._all_candidates else cand
-        C = cand.size
-        B = _row_block(C)
-
-        def rows(idx: np.ndarray) -> np.ndarray:  # a float64 copy of D[idx][:, cand]
-            blk = D[idx] if cols is None else D[np.ix_(idx, cols)]
-            return blk if blk.dtype == np.float64 else blk.astype(np.float64)
-
-        def change(idx: np.ndarray, old: np.ndarray, new: np.ndarray | None) -> np.ndarray:
-            """sum_i w_i (max(old_i - D[i, j], 0) - max(new_i - D[i, j], 0)) over ``idx``, shape (C,)."""
-            g = np.zeros(C)
-            for a in range(0, idx.size, B):
-                sub = idx[a:a + B]
-                blk = rows(sub)
-                np.subtract(old[a:a + B, None], blk, out=blk)
-                if new is None:
-                    np.maximum(blk, 0.0, out=blk)
-                else:  # new <= old: the difference of the two terms is old - D clipped to [0, old - new]
-                    np.clip(blk, 0.0, (old[a:a + B] - new[a:a + B])[:, None], out=blk)
-                g += w[sub] @ blk
-            return g
-
-        every = np.arange(self.n_items)
-        total = np.zeros(C)
-        for a in range(0, every.size, B):
-            total += w[a:a + B] @ rows(every[a:a + B])
-        first = int(np.argmin(total))
-        chosen = [first]
-        d1 = D[:, cand[first]].astype(np.float64)
-        gain = change(every, d1, None)
-        gain[first] = -np.inf
-        while len(chosen) < self.k:
-            if deadline is not None and time.perf_counter() >= deadline:
-                rest = np.argsort(-gain, kind="stable")[: self.k - len(chosen)]
-                chosen.extend(int(r) for r in rest)
-                break
-            j = int(np.argmax(gain))
-            chosen.append(j)
-            dj = D[:, cand[j]].astype(np.float64)
-            ch = np.flatnonzero(dj < d1)
-            if ch.size:  # their terms max(d1 - D, 0) shrink to max(dj - D, 0)
-                gain -= change(ch, d1[ch], dj[ch])
-                d1[ch] = dj[ch]
-            gain[chosen] = -np.inf
-        return cand[np.asarray(chosen)]
+        return greedy_build(self.data, deadline)
 
     def initial_selection(self) -> np.ndarray:
         """Greedy BUILD medoids (sorted): a cheap feasible selection.
@@ -429,14 +362,15 @@ class KMedoids(Formulation):
         multipliers : ndarray, shape (n_served,)
             The multipliers reaching it.
         """
-        return lagrangian_bound(self, time_limit, incumbent=incumbent, max_iter=max_iter, multipliers=multipliers)
+        S0 = None if incumbent is None else self.as_selection(incumbent, "incumbent")
+        return lagrangian_bound(self.data, time_limit, incumbent=S0, max_iter=max_iter, multipliers=multipliers)
 
     def quick_bound(self, time_limit: float | None = None, *, incumbent: Any = None) -> float:
         """A valid lower bound within ``time_limit`` seconds (the Lagrangian bound, :meth:`lagrangian_bound`)."""
         return self.lagrangian_bound(time_limit, incumbent=incumbent)[0]
 
     def enumerate_selections(self) -> Iterator[np.ndarray]:
-        for c in itertools.combinations(self._cand.tolist(), self.k):
+        for c in itertools.combinations(self.data.cand.tolist(), self.k):
             yield np.asarray(c, dtype=np.int64)
 
     @classmethod
@@ -455,7 +389,7 @@ class KMedoids(Formulation):
         ]
 
     def n_selections(self) -> int:
-        return math.comb(int(self._cand.size), self.k)
+        return math.comb(int(self.data.cand.size), self.k)
 
     # ----------------------------------------------------------- linear model
     def model_size(self, model: str) -> dict[str, Any]:
@@ -473,38 +407,7 @@ class KMedoids(Formulation):
             lists exist), ``bytes`` (solver memory at :attr:`BYTES_PER_NNZ`
             per non-zero; for ``"benders"`` the master plus the sorted lists).
         """
-        check_choice(model, "model", ("assignment", "radius", "benders"))
-        nI, nC = int(self._served().size), int(self._cand.size)
-        if model == "assignment":
-            cols, rows, nnz = nI * nC + nC, nI + nI * nC + 1, 3 * nI * nC + nC
-        elif model == "radius":
-            steps = self._radius_steps()
-            cols, rows = steps + nC, steps + 1
-            nnz = min(nI * nC, steps + nI) + 2 * steps + nC
-        else:
-            cols, rows, nnz = nI + nC, 1, nC
-        size = {"model": model, "columns": int(cols), "rows": int(rows), "nnz": int(nnz),
-                "bytes": int(nnz * self.BYTES_PER_NNZ)}
-        if model == "benders":
-            size["bytes"] = int(4 * nI * nC + 64 * (nI + nC) * 8)  # sorted lists + a master of a few cuts per item
-        return size
-
-    def _radius_steps(self) -> int:
-        """Kept distance steps of the radius model (exact with the sorted lists, else ``n_served * (C - k)``)."""
-        nI, nC, k = int(self._served().size), int(self._cand.size), self.k
-        if nI * nC <= self.EXACT_COUNT_MAX:
-            self.sorted_candidates()
-        s = self._sorted
-        if s is None or not s.complete:
-            return nI * max(nC - k, 0)
-        Dc, total = s.Dc, 0
-        B = _row_block(nC)
-        for a in range(0, nI, B):
-            ds = np.take_along_axis(Dc[a:a + B], s.order[a:a + B], axis=1)
-            last = np.ones(ds.shape, dtype=bool)
-            last[:, :-1] = ds[:, 1:] > ds[:, :-1]
-            total += int(last[:, : max(nC - k, 0)].sum())
-        return total
+        return self._statements.size(model)
 
     def check_model_fits(self, model: str, *, time_limit: float | None = None,
                          nnz_per_second: float | None = None, check_time: bool = True) -> dict[str, Any]:
@@ -520,25 +423,8 @@ class KMedoids(Formulation):
         dict
             The estimate of :meth:`model_size`, with ``seconds`` when a rate is given.
         """
-        size = self.model_size(model)
-        if model == "benders":
-            return size
-        budget = min(self.MAX_MODEL_BYTES, available_bytes())
-        secs = None if not nnz_per_second else size["nnz"] / float(nnz_per_second)
-        size["seconds"] = secs
-        what = (f"the {model} model of this instance (N = {self.n_items}, {self._cand.size} candidates, k = {self.k}) "
-                f"has about {size['columns']:,} columns and {size['nnz']:,} non-zeros, about "
-                f"{size['bytes'] / 2**30:.2f} GiB for the solver")
-        if size["bytes"] > budget:
-            raise ModelTooLargeError(
-                f"model: {what}, more than the {budget / 2**30:.2f} GiB allowed (KMedoids.MAX_MODEL_BYTES or the "
-                "memory available); use model='benders' (rows generated on demand), or a heuristic", size, model)
-        if check_time and time_limit is not None and secs is not None and secs > 0.5 * time_limit:
-            raise ModelTooLargeError(
-                f"model: {what}; building it would take about {secs:.0f} s, more than half the time limit of "
-                f"{time_limit:g} s; use model='benders' (rows made on demand), raise time_limit, or use a heuristic",
-                size, model)
-        return size
+        return self._statements.check_fits(model, time_limit=time_limit, nnz_per_second=nnz_per_second,
+                                           check_time=check_time)
 
     def linear_model(self, *, allow_lazy: bool = False, model: str = "auto", time_limit: float | None = None,
                      nnz_per_second: float | None = None) -> LinearModel:
@@ -566,79 +452,11 @@ class KMedoids(Formulation):
         if g is not self:  # the same problem with one candidate and one served item per group of twins
             out = g.linear_model(allow_lazy=allow_lazy, model=model, time_limit=time_limit,
                                  nnz_per_second=nnz_per_second)
-            return replace(out, meta={**out.meta, "merged_candidates": int(self._cand.size - g._cand.size),
-                                      "merged_items": int(self._served().size - g._served().size)})
-        requested = model
-        if model == "auto":
-            if self.n_items * self._cand.size <= self.AUTO_ASSIGNMENT_MAX:
-                model = "assignment"
-            else:
-                model = "benders" if allow_lazy else "radius"
-        if model == "benders" and not allow_lazy:
-            raise InvalidInputError(
-                "model: 'benders' generates its cuts on demand, which this static consumer (e.g. MPS export) "
-                "cannot do; use model='radius' or model='assignment'"
-            )
-        if model != "benders":
-            try:
-                self.check_model_fits(model, time_limit=time_limit, nnz_per_second=nnz_per_second,
-                                      check_time=requested == "auto")
-            except ModelTooLargeError as e:
-                e.requested = requested
-                raise
-        if model == "assignment":
-            return self._assignment_model()
-        return self._radius_model() if model == "radius" else self._benders_model()
-
-    def _assignment_model(self) -> LinearModel:
-        I = self._served()
-        C = self._cand
-        nI, nC = I.size, C.size
-        b = ModelBuilder("kmedoids_assignment")
-        y = b.add_vars("y", nC, lb=0, ub=1, integer=True)
-        cost = self._w[I, None] * self._D[np.ix_(I, C)]
-        x = b.add_vars("x", (nI, nC), lb=0, ub=1, implied_integer=True, cost=cost)
-        b.add_cardinality("card", y, self.k)
-        b.add_rows("assign", rows=np.repeat(np.arange(nI), nC), cols=x.ravel(), vals=1.0, lb=np.ones(nI),
-                   ub=np.ones(nI))
-        r = np.arange(nI * nC)
-        b.add_rows(
-            "link",
-            rows=np.concatenate([r, r]),
-            cols=np.concatenate([x.ravel(), np.tile(y, nI)]),
-            vals=np.concatenate([np.ones(nI * nC), -np.ones(nI * nC)]),
-            ub=np.zeros(nI * nC),
-            shape=(nI, nC),
-        )
-        return b.build(selection_block="y", selection_items=C, meta={"variant": "assignment"})
-
-    def _radius_model(self) -> LinearModel:
-        """Elloumi (2010) radius formulation, vectorised, from the shared sorted lists.
-
-        For item ``i`` let ``u_i^1 < ... < u_i^{K_i}`` be its distinct distances
-        to the candidates. ``z_i^h = 1`` when no open medoid lies within
-        ``u_i^h``. Cost ``w_i (u_i^1 + sum_h (u_i^{h+1} - u_i^h) z_i^h)``;
-        rows ``z_i^1 + sum_{d_ij = u_i^1} y_j >= 1`` and
-        ``z_i^h - z_i^{h-1} + sum_{d_ij = u_i^h} y_j >= 0``. Steps where at
-        least ``C - k + 1`` candidates lie within ``u_i^h`` always have
-        ``z = 0`` and are dropped with their rows.
-        """
-        return radius_model(self)
-
-    def _benders_model(self) -> LinearModel:
-        I = self._served()
-        C = self._cand
-        Dc = self._cost_matrix()
-        lo, hi = _row_extremes(Dc)
-        b = ModelBuilder("kmedoids_benders")
-        y = b.add_vars("y", C.size, lb=0, ub=1, integer=True)
-        theta = b.add_vars("theta", I.size, lb=lo, ub=hi, cost=self._w[I])
-        b.add_cardinality("card", y, self.k)
-        if self._sorted is None:
-            self._sorted = SortedRows(Dc)
-        lazy = BendersCuts(self, self._sorted, y, theta, lo, hi)
-        return b.build(selection_block="y", selection_items=C, meta={"variant": "benders"}, lazy=lazy,
-                       integral_objective=self._integral_costs())
+            d, gd = self.data, g.data
+            return replace(out, meta={**out.meta, "merged_candidates": int(d.cand.size - gd.cand.size),
+                                      "merged_items": int(d.served().size - gd.served().size)})
+        return self._statements.build(model, allow_lazy=allow_lazy, time_limit=time_limit,
+                                      nnz_per_second=nnz_per_second)
 
     # ------------------------------------------------------------------ twins
     def candidate_representatives(self) -> np.ndarray:
@@ -655,7 +473,7 @@ class KMedoids(Formulation):
             Item index of the representative of each candidate (itself when it
             has no twin).
         """
-        return self._twins()[0].copy()
+        return self._twins.representatives()[0].copy()
 
     def client_representatives(self) -> np.ndarray:
         """Representative of each served item: the lowest-index served item with the same distances to
@@ -664,31 +482,9 @@ class KMedoids(Formulation):
         Returns
         -------
         ndarray of int64, shape (n_served,)
-            Item index of the representative of each served item (``self._served()`` order).
+            Item index of the representative of each served item (in increasing item order).
         """
-        return self._twins()[1].copy()
-
-    def _twins(self) -> tuple[np.ndarray, np.ndarray]:
-        """Twin columns (candidates) and twin rows (served items) of the cost matrix, as representatives
-        (computed once; callers copy)."""
-        if self._twin_reps is None:
-            self._twin_reps = self._find_twins()
-        return self._twin_reps
-
-    def _find_twins(self) -> tuple[np.ndarray, np.ndarray]:
-        I, cand, C = self._served(), self._cand, self._cand.size
-        whole = self._cost_is_D()
-        rng = np.random.default_rng(0)
-        r_rows, r_cols = rng.uniform(1.0, 2.0, I.size), rng.uniform(1.0, 2.0, C)
-        h_cols, h_rows = np.zeros(C), np.zeros(I.size)
-        B = _row_block(C)
-        for a in range(0, I.size, B):  # blocks of served rows: no copy of the cost matrix
-            blk = np.asarray(self._D[a:a + B] if whole else self._D[np.ix_(I[a:a + B], cand)], dtype=np.float64)
-            h_cols += r_rows[a:a + B] @ blk
-            h_rows[a:a + B] = blk @ r_cols
-        col_rep = _twin_heads(h_cols, lambda m: self._D[I, cand[m]])
-        row_rep = _twin_heads(h_rows, lambda m: self._D[I[m], cand])
-        return cand[col_rep], I[row_rep]
+        return self._twins.representatives()[1].copy()
 
     def canonical_selection(self, selection: Any) -> np.ndarray:
         """``selection`` with each medoid replaced by its representative (:meth:`candidate_representatives`).
@@ -700,15 +496,11 @@ class KMedoids(Formulation):
         (:meth:`_without_twins`), is returned as it is.
         """
         sel = self.as_selection(selection)
-        pos = np.minimum(np.searchsorted(self._cand, sel), self._cand.size - 1)
-        if not np.array_equal(self._cand[pos], sel) or self._without_twins() is self:
+        cand = self.data.cand
+        pos = np.minimum(np.searchsorted(cand, sel), cand.size - 1)
+        if not np.array_equal(cand[pos], sel) or self._without_twins() is self:
             return sel
-        reps = self.candidate_representatives()
-        mapped = np.unique(reps[pos])
-        if mapped.size < sel.size:
-            spare = np.setdiff1d(np.unique(reps), mapped)[: sel.size - mapped.size]
-            mapped = np.sort(np.concatenate([mapped, spare]))
-        return mapped.astype(np.int64)
+        return self._twins.canonical(sel)
 
     def _without_twins(self) -> KMedoids:
         """This problem with one candidate per interchangeable group and one served item per group of
@@ -716,45 +508,10 @@ class KMedoids(Formulation):
         selection. ``self`` when nothing merges or it does not pay: fewer distinct candidates than
         ``k``, or a cost-matrix copy above :attr:`DEDUP_COPY_MAX`."""
         if self._twinless is None:
-            keep = np.unique(self.candidate_representatives())
-            crep = self.client_representatives()
-            n_clients = np.unique(crep).size
-            copy_bytes = n_clients * keep.size * self._D.itemsize
-            whole = self._cost_is_D()
-            merges = keep.size < self._cand.size or n_clients < crep.size
-            if not merges or keep.size < self.k or (whole and copy_bytes > self.DEDUP_COPY_MAX):
+            merged = self._twins.merged(self.DEDUP_COPY_MAX)
+            if merged is None:
                 self._twinless = self
             else:
-                w = np.zeros(self.n_items)
-                np.add.at(w, crep, self._w[self._served()])
-                self._twinless = KMedoids(self._D, self.k, weights=w, candidates=keep, dtype=self._D.dtype.name)
+                w, keep = merged
+                self._twinless = KMedoids(self.data.D, self.k, weights=w, candidates=keep, dtype=self.dtype)
         return self._twinless
-
-    def _integral_costs(self) -> bool:
-        """Integer distances and weights: every selection has an integer objective."""
-        w = self._w[self._served()]
-        if not np.all(w == np.round(w)):
-            return False
-        B = _row_block(self.n_items)
-        return all(bool(np.all(self._D[a:a + B] == np.round(self._D[a:a + B]))) for a in range(0, self.n_items, B))
-
-
-def _twin_heads(h: np.ndarray, vec: Callable[[int], np.ndarray]) -> np.ndarray:
-    """Representative (lowest index) of each index whose vector ``vec(m)`` equals another's exactly.
-
-    ``h`` (shape (n,)) is a random projection of each vector: equal vectors have
-    (nearly) equal projections, so only runs of near-equal ``h`` are compared entry by
-    entry; a hash collision stays apart. Returns indices, shape (n,).
-    """
-    order = np.argsort(h, kind="stable")
-    hs = h[order]
-    near = np.abs(np.diff(hs)) <= 1e-9 * np.maximum(1.0, np.abs(hs[1:]))
-    rep = np.arange(h.size)
-    for run in np.split(order, np.flatnonzero(~near) + 1):  # runs of near-equal projections
-        if run.size > 1:
-            members = np.sort(run)
-            head = vec(int(members[0]))
-            for m in members[1:]:
-                if np.array_equal(vec(int(m)), head):
-                    rep[m] = members[0]
-    return rep

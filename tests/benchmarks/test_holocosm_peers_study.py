@@ -6,7 +6,7 @@ import pytest
 from support.data import needs_data
 
 from benchsel.benchmarks.studies import holocosm_peers as study
-from benchsel.benchmarks.studies.holocosm import real_sets
+from benchsel.benchmarks.studies.holocosm_fidelity import real_sets
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.holocosm import cross_metric_worse_share, metric_rank_correlation
 from benchsel.instances.responses import make_multimetric, paper_split

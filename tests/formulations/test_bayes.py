@@ -11,18 +11,9 @@ from hypothesis import strategies as st
 
 from benchsel.formulations import BatchInformationGain
 from benchsel.formulations.bayes import BatchData, BayesModel, SequentialPosterior, bucketize
-from benchsel.formulations.bayes.search import (
-    SwapState,
-    count_vectors,
-    exhaustive_search,
-    greedy_search,
-    kdpp_mcmc,
-    kdpp_sample,
-    kmeans_starts,
-    lars_start,
-    local_search,
-    smc_search,
-)
+from benchsel.formulations.bayes.search import count_vectors, exhaustive_search, greedy_search, smc_search
+from benchsel.formulations.bayes.starts import kdpp_mcmc, kdpp_sample, kmeans_starts, lars_start
+from benchsel.formulations.bayes.swap import SwapState, local_search
 from benchsel.solvers import InvalidInputError, MethodNotApplicableError, available_methods, solve
 from benchsel.solvers.conformance import brute_force, check_method
 

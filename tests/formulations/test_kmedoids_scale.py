@@ -228,23 +228,24 @@ def test_reliability_branching_strong_branches_only_unreliable_columns():
 
 def test_columns_fixed_at_zero_leave_the_lp_and_cuts_keep_model_columns(monkeypatch):
     from benchsel.solvers.backends.branch_and_cut import BranchAndCut
+    from benchsel.solvers.backends.branch_and_cut.lp import LPRelaxation
 
     seen: dict = {}
-    real_run, real_compact = BranchAndCut.run, BranchAndCut._compact
+    real_run, real_compact = BranchAndCut.run, LPRelaxation.compact
 
     def run(self):
-        seen["bnc"] = self
+        seen["bnc"] = self.main.lp
         return real_run(self)
 
-    def compact(self):
+    def compact(self, glb, gub):
         before = self.cols.size
-        real_compact(self)
+        real_compact(self, glb, gub)
         if self.cols.size < before:
             seen.setdefault("aged_before", self.stats["cuts_aged_out"])
-            assert np.all(self.gub[np.isin(self.ints, self.cols, invert=True)] == 0)  # only columns held at 0
+            assert np.all(gub[np.isin(self.ints, self.cols, invert=True)] == 0)  # only columns held at 0
 
     monkeypatch.setattr(BranchAndCut, "run", run)
-    monkeypatch.setattr(BranchAndCut, "_compact", compact)
+    monkeypatch.setattr(LPRelaxation, "compact", compact)
     X = np.random.default_rng(2).integers(0, 2, size=(90, 16)).astype(float)
     f = KMedoids.from_features(X, k=3, metric="correlation")
     kw = dict(model="benders", warm_start=None, time_limit=60, seed=0, cut_age=1, threads=1)
@@ -261,7 +262,7 @@ def test_columns_fixed_at_zero_leave_the_lp_and_cuts_keep_model_columns(monkeypa
     # rows that left the LP after the columns did were read back from HiGHS in model columns: each is a
     # Benders cut theta_i + sum_j max(0, L - D[i, j]) y_j >= L of its own item, entry by entry
     assert ex["cuts_aged_out"] > seen["aged_before"] and b.pool.size > 0
-    lazy, A = b.lazy, b.pool.A.tocsr()
+    lazy, A = b.model.lazy, b.pool.A.tocsr()
     theta_of = {int(c): i for i, c in enumerate(lazy.theta_cols)}
     y_of = {int(c): j for j, c in enumerate(lazy.y_cols)}
     for r in range(A.shape[0]):
@@ -280,7 +281,7 @@ def test_columns_fixed_at_zero_leave_the_lp_and_cuts_keep_model_columns(monkeypa
 
 
 def test_strong_branching_budget_caps_its_share_of_the_simplex_iterations(monkeypatch):
-    from benchsel.solvers.backends.branch_and_cut import BranchAndCut
+    from benchsel.solvers.backends.branch_and_cut.branching import Brancher
 
     X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)  # the flat LP of the test above
     f = KMedoids.from_features(X, k=8, metric="correlation")
@@ -288,14 +289,14 @@ def test_strong_branching_budget_caps_its_share_of_the_simplex_iterations(monkey
     free = solve(f, "highs", strong_share=None, **kw)
     off = solve(f, "highs", strong_share=0.0, strong_offset=0, **kw)
     caps: list[int] = []
-    real_cap = BranchAndCut._strong_iteration_cap
+    real_cap = Brancher.strong_iteration_cap
 
     def spy(self):
         cap = real_cap(self)
         caps.append(cap)
         return cap
 
-    monkeypatch.setattr(BranchAndCut, "_strong_iteration_cap", spy)
+    monkeypatch.setattr(Brancher, "strong_iteration_cap", spy)
     some = solve(f, "highs", strong_share=0.1, strong_offset=0, **kw)
     for res in (free, off, some):
         assert res.termination == "optimal" and res.objective == pytest.approx(free.objective, rel=1e-9)
@@ -324,14 +325,14 @@ def test_strong_branching_lp_stops_at_its_iteration_cap():
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     pass_to_highs(h, highspy, m)
-    bnc = BranchAndCut(h, highspy, m, key=lambda s: None, options=BnCOptions())
+    bnc = BranchAndCut(h, highspy, m, key=lambda s: None, options=BnCOptions()).main
     h.changeColsIntegrality(int(bnc.ints.size), bnc.ints, np.zeros(bnc.ints.size, dtype=np.uint8))
-    root = bnc._node_lp(bnc.glb, bnc.gub, root=True)  # the root with its cuts
+    root = bnc.node_lp(bnc.fixing.lb, bnc.fixing.ub, root=True)  # the root with its cuts
     assert root.status == "optimal" and bnc.stats["cuts"] > 0
     h.clearSolver()  # no basis: one iteration cannot finish it
-    assert bnc._solve_lp(iteration_limit=1) == "iterations"
+    assert bnc.lp.solve(iteration_limit=1) == "iterations"
     assert h.getOptionValue("simplex_iteration_limit")[1] == 2**31 - 1  # the limit applies to that LP only
-    assert bnc._solve_lp() == "optimal"
+    assert bnc.lp.solve() == "optimal"
 
 
 def test_an_lp_left_without_a_verdict_is_solved_again_from_scratch(monkeypatch):
@@ -360,9 +361,9 @@ def test_an_lp_left_without_a_verdict_is_solved_again_from_scratch(monkeypatch):
 def test_cut_pool_forgets_its_oldest_rows_beyond_its_nonzero_budget():
     import scipy.sparse as sp
 
-    from benchsel.solvers.backends.branch_and_cut import _CutPool
+    from benchsel.solvers.backends.branch_and_cut import CutPool
 
-    pool = _CutPool(6, capacity=100, max_nnz=7)
+    pool = CutPool(6, capacity=100, max_nnz=7)
     rows = [sp.csr_array(np.array([[1.0, 1, 1, 0, 0, 0]])), sp.csr_array(np.array([[0, 2.0, 0, 0, 0, 0]])),
             sp.csr_array(np.array([[0, 0, 3.0, 3, 3, 3]]))]
     for i, A in enumerate(rows):
@@ -513,7 +514,7 @@ def test_lagrangian_terms_sorted_equal_dense():
     from benchsel.formulations.kmedoids.bounds import _LagrangeTerms
 
     f = make_kmedoids(200, 5, seed=2, weighted=True, metric="correlation", dim=5)
-    Dc, w, rows = f._cost_matrix(), f.weights, f.sorted_candidates()
+    Dc, w, rows = f.data.cost_matrix(), f.weights, f.sorted_candidates()
     rng = np.random.default_rng(0)
     for _ in range(3):
         lam = w * rng.uniform(0, 0.5, 200)

@@ -8,7 +8,7 @@ import pytest
 
 from benchsel.formulations import KMedoids
 from benchsel.solvers import InvalidInputError, solve
-from benchsel.solvers.backends.branch_and_cut import BranchAndCut
+from benchsel.solvers.backends.branch_and_cut.searcher import Searcher
 from benchsel.solvers.conformance import brute_force
 
 KW = dict(model="benders", warm_start=None, time_limit=60, seed=0)
@@ -58,14 +58,14 @@ def test_node_limit_with_threads_keeps_a_valid_bound_and_stops_every_thread():
 
 
 def test_a_helper_thread_error_is_raised_by_the_solve(monkeypatch):
-    real = BranchAndCut._process
+    real = Searcher.process
 
     def process(self, node):
         if self.helper:
             raise RuntimeError("helper failed on purpose")
         return real(self, node)
 
-    monkeypatch.setattr(BranchAndCut, "_process", process)
+    monkeypatch.setattr(Searcher, "process", process)
     before = threading.active_count()
     with pytest.raises(RuntimeError, match="helper failed on purpose"):
         solve(_branching_instance(), "highs", threads=2, parallel_after=0.0, **KW)
@@ -73,14 +73,14 @@ def test_a_helper_thread_error_is_raised_by_the_solve(monkeypatch):
 
 
 def test_a_main_thread_error_stops_the_helper_threads(monkeypatch):
-    real = BranchAndCut._process
+    real = Searcher.process
 
     def process(self, node):
-        if not self.helper and len(self.sh.searchers) > 1 and self.stats["nodes"] >= 3:
+        if not self.helper and len(self.threads.members) > 1 and self.stats["nodes"] >= 3:
             raise KeyboardInterrupt  # e.g. the user stops a long run
         return real(self, node)
 
-    monkeypatch.setattr(BranchAndCut, "_process", process)
+    monkeypatch.setattr(Searcher, "process", process)
     before = threading.active_count()
     with pytest.raises(KeyboardInterrupt):
         solve(_branching_instance(), "highs", threads=2, parallel_after=0.0, **KW)
@@ -95,7 +95,7 @@ def test_no_further_thread_beyond_the_lazy_rows_memory_budget(monkeypatch):
     assert lazy.memory_budget == 3 * 8 * f.n_items ** 2 + 400 * 2 ** 20  # the k-medoids memory goal
     one = solve(f, "highs", threads=1, **KW)
     monkeypatch.setattr(bc.memory, "_peak_rss_bytes", lambda: lazy.memory_budget - 2**20)  # 1 MB left
-    monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)  # the default count, on any machine
+    monkeypatch.setattr(bc.threads.SearchThreads, "count", lambda self: 2)  # the default count, on any machine
     res = solve(f, "highs", parallel_after=0.0, **KW)  # the default count is held to the budget
     assert res.extra["search_threads"] == 1 and res.extra["helper_nodes"] == 0
     assert "1 of 2 search threads" in res.extra["search_threads_note"]
@@ -119,7 +119,7 @@ def test_a_further_thread_is_expected_to_take_what_the_search_s_lp_side_took(mon
     assert now is None or now > 0  # Linux: this process's resident memory
     f = _branching_instance()
     budget = f.linear_model(model="benders", allow_lazy=True).lazy.memory_budget
-    monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)
+    monkeypatch.setattr(bc.threads.SearchThreads, "count", lambda self: 2)
     monkeypatch.setattr(bc.memory, "_peak_rss_bytes", lambda: budget // 2)  # room for the static estimate
     calls = []
 
@@ -145,18 +145,18 @@ def test_the_other_threads_retire_when_the_resident_memory_nears_the_budget(monk
 
     f = _branching_instance()
     budget = f.linear_model(model="benders", allow_lazy=True).lazy.memory_budget
-    monkeypatch.setattr(bc.BranchAndCut, "_n_threads", lambda self: 2)
+    monkeypatch.setattr(bc.threads.SearchThreads, "count", lambda self: 2)
     monkeypatch.setattr(bc.memory, "_peak_rss_bytes", lambda: 2**20)  # room for a second thread at the start
     rss = {"now": 2**20}
     monkeypatch.setattr(bc.memory, "_rss_bytes", lambda: rss["now"])
-    spawn = bc.BranchAndCut._spawn
+    spawn = bc.threads.SearchThreads.spawn
 
     def spawn_then_grow(self):
         spawn(self)
-        if self._threads:  # the search grows past the share after the thread started
+        if self.threads:  # the search grows past the share after the thread started
             rss["now"] = int(bc.RETIRE_SHARE * budget) + 1
 
-    monkeypatch.setattr(bc.BranchAndCut, "_spawn", spawn_then_grow)
+    monkeypatch.setattr(bc.threads.SearchThreads, "spawn", spawn_then_grow)
     res = solve(f, "highs", parallel_after=0.0, **KW)
     ex = res.extra
     assert ex["search_threads"] == 2 and ex["threads_retired"] == 1

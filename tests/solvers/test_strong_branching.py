@@ -7,7 +7,7 @@ import pytest
 
 from benchsel.formulations import KMedoids
 from benchsel.solvers import solve
-from benchsel.solvers.backends.branch_and_cut import BranchAndCut
+from benchsel.solvers.backends.branch_and_cut.branching import Brancher
 from benchsel.solvers.conformance import brute_force
 
 KW = dict(model="benders", warm_start=None, threads=1, time_limit=60, seed=0, heuristic_every=0)
@@ -35,14 +35,14 @@ def test_children_past_the_cutoff_are_not_solved(monkeypatch):
     """Every child strong branching bounds past the cutoff is dropped at branching, so no node taken from the
     queue starts with a bound past the cutoff it was created under."""
     created: list[tuple[float, float]] = []
-    real = BranchAndCut._branch
+    real = Brancher.branch
 
     def branch(self, lp, lb, ub, depth, frac):
         kids = real(self, lp, lb, ub, depth, frac)
-        created.extend((c.bound, self._cutoff()) for c in kids)
+        created.extend((c.bound, self.incumbent.cutoff()) for c in kids)
         return kids
 
-    monkeypatch.setattr(BranchAndCut, "_branch", branch)
+    monkeypatch.setattr(Brancher, "branch", branch)
     res = solve(_flat(3), "highs", **KW)
     assert res.termination == "optimal" and res.extra["strong_pruned"] + res.extra["strong_fixed"] > 0
     assert created and all(b < c for b, c in created)
