@@ -15,6 +15,7 @@ from benchsel.formulations.core.errors import BenchselError, InvalidInputError
 from benchsel.formulations.core.validation import check_float, check_int
 from benchsel.instances.files import class_path, fingerprint
 from benchsel.solvers.methods import available_methods, get_method
+from benchsel.solvers.reference import reference_methods
 
 __all__ = ["MethodSpec", "Task", "import_plugin", "parse_method", "plan", "row_key", "run_key"]
 
@@ -120,25 +121,11 @@ def import_plugin(spec: str) -> None:
         raise InvalidInputError(f"plugin: importing {spec!r} failed ({type(e).__name__}: {e})") from None
 
 
-#: Exact methods left out of the automatic choice when "highs" accepts an
-#: instance (they solve the same neutral model; run them with --methods).
-PREFERRED_EXACT = "highs"
-
-
 def default_methods(f: Any) -> tuple[str, ...]:
-    """The formulation's ``default_exact_method`` when it names an exact method that accepts ``f`` (e.g.
-    ``"auto"`` for the positional formulations), else ``"highs"`` when it accepts ``f``, else every exact
-    method that does (``"pyomo"`` left out when ``"scip"`` takes ``f``: Pyomo would hand the same model to
-    SCIP); then every heuristic, then every baseline (a paper's comparison method) that accepts ``f``."""
-    exact = available_methods(f, "exact")
-    own = f.default_exact_method
-    if own in exact:
-        exact = [own]
-    elif PREFERRED_EXACT in exact:
-        exact = [PREFERRED_EXACT]
-    elif "scip" in exact:
-        exact = [m for m in exact if m != "pyomo"]
-    return tuple(exact) + tuple(available_methods(f, "heuristic")) + tuple(available_methods(f, "baseline"))
+    """The exact methods that give ``f``'s reference optimum (:func:`benchsel.solvers.reference.reference_methods`),
+    then every heuristic, then every baseline (a paper's comparison method) that accepts ``f``."""
+    return (reference_methods(f) + tuple(available_methods(f, "heuristic"))
+            + tuple(available_methods(f, "baseline")))
 
 
 def plan(suite: str, specs: Sequence[Any], *, methods: Sequence[str] | None = None, seeds: int = 1,

@@ -10,7 +10,8 @@ A formulation holds validated data and can
   quadratic part (``LinearModel.Q``), which only quadratic-capable backends accept;
 * ``random_selection(rng)`` — a random feasible-shaped selection;
 * ``enumerate_selections()`` — every candidate selection (for brute force on tiny cases);
-* ``to_mps(path)`` / ``to_pyomo()`` — export the linear statement;
+* ``to_mps(path)`` — export the linear statement (solver-side builders, e.g. a modelling
+  language's, read :meth:`linear_model`);
 * ``get_params()`` — constructor arguments, so ``type(f)(**f.get_params())`` rebuilds it.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from .core.errors import InvalidInputError, NotLinearError
 from .core.model import LinearModel
 from .core.mps import write_mps
-from .core.pyomo_model import to_pyomo
+from .core.properties import NumericalProperties
 from .core.registry import register_formulation
 from .core.validation import check_choice, check_selection
 
@@ -71,24 +72,12 @@ class Formulation(abc.ABC):
     #: Why there is no linear statement (None when there is one).
     not_linear_reason: ClassVar[str | None] = None
     #: ``linear_model`` states the problem with a quadratic objective (``LinearModel.Q``):
-    #: a mixed-integer quadratic program, read by backends that take one ("scip", "pyomo").
+    #: a mixed-integer quadratic program, read by backends that take one.
     quadratic_statement: ClassVar[bool] = False
 
-    # Hooks the exact backends and the harness read (each with its default here).
-    #: A registered heuristic run as the exact backends' warm start (``warm_start="auto"``); None: use
-    #: :meth:`initial_selection` only.
-    warm_start_method: ClassVar[str | None] = None
-    #: ``(share, cap)``: the warm start gets ``share`` of the time limit, at most ``cap`` seconds (None: no cap).
-    warm_start_budget: ClassVar[tuple[float, float | None]] = (0.2, 10.0)
-    #: SCIP parameters the ``"scip"`` backend sets for this problem before the caller's ``scip_params``
-    #: (which override them): settings its models need for SCIP's answers to be right.
-    scip_params: ClassVar[Mapping[str, Any]] = {}
-    #: :meth:`linear_model` takes ``time_limit`` and ``nnz_per_second`` and, with ``model="auto"``, refuses a
-    #: statement that would not fit the time left (raising an :class:`InvalidInputError` with
-    #: ``requested == "auto"``); the backends then return the warm start with :meth:`quick_bound`.
-    sizes_models: ClassVar[bool] = False
-    #: The exact method the harness runs for this formulation's reference optimum.
-    default_exact_method: ClassVar[str] = "highs"
+    #: What the statement needs to be solved right (the warm-start heuristic, sized statements, near ties,
+    #: redundant bounds); each exact backend maps it to its own settings.
+    numerical_properties: ClassVar[NumericalProperties] = NumericalProperties()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -196,7 +185,7 @@ class Formulation(abc.ABC):
         allow_lazy : bool
             The caller (a backend) can generate rows on demand
             (``LinearModel.lazy``); a formulation may then return a smaller
-            master model. Static consumers (MPS, CP-SAT) leave it False.
+            master model. Static consumers (MPS, an integer-scaled copy) leave it False.
 
         Notes
         -----
@@ -222,10 +211,6 @@ class Formulation(abc.ABC):
         checked = self.check_model_options(options)
         model = self.linear_model(**checked)
         return write_mps(model, path, formulation=self, model_options=checked)
-
-    def to_pyomo(self, **options: Any) -> Any:
-        """A Pyomo ``ConcreteModel`` of the linear statement (add side constraints, then solve)."""
-        return to_pyomo(self.linear_model(**self.check_model_options(options)))
 
     # ----------------------------------------------------------------- misc
     def __repr__(self) -> str:

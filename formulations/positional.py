@@ -300,8 +300,6 @@ class _PositionalBase(Formulation):
     """
 
     sense = "min"
-    #: The exact method the harness runs by default (``"auto"``: the fastest to proof per instance class).
-    default_exact_method = "auto"
 
     def __init__(self, positions: Any, *, alternatives: Sequence[str] | None = None,
                  metrics: Sequence[str] | None = None, ties: str | None = None, missing: str | None = None,

@@ -13,6 +13,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.properties import NumericalProperties
 from benchsel.formulations.core.validation import check_choice, check_int
 
 from .base import Check
@@ -80,16 +81,18 @@ class PositionalProportionality(_PositionalBase):
       the complement (``sum_{N\\T} x >= sum_k (k - U_k) z_k``), rows implied by
       ``sum x = k`` alone are dropped and rows on the same set merged (largest
       right-hand side per size);
-    * ``"auto"``: ``"direct"`` (faster with HiGHS on most of the real tables
+    * ``"auto"``: ``"direct"`` (faster on most of the real tables
       and the only one that scales to 200 metrics; ``"size-indexed"`` wins on
       some hard cases, e.g. HELM bias with ``missing="last"``).
 
     Fixed size: ``sum x = k``, integer-valued ``u = n k t`` in ``[0, n k]``,
     ``n sum_T x + u >= k c``, ``n sum_T x - u <= k c``, objective ``u / (n k)``.
-    Every coefficient is an integer, so CP-SAT's scaling is exact.
+    Every coefficient is an integer, so an integer-scaled copy of the model is exact.
     """
 
     model_options: ClassVar[dict[str, tuple[Any, ...]]] = {"model": ("auto", "direct", "size-indexed")}
+    #: its rows count metrics per class within intervals set by the size (``size_intervals``)
+    numerical_properties: ClassVar[NumericalProperties] = NumericalProperties(counting="proportional")
 
     def __init__(self, positions: Any, eps: Any = None, *, size: int | None = None,
                  groups: Sequence[Sequence[Any]] | None = None, include: Sequence[Any] | None = None,

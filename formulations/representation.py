@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.properties import NumericalProperties
 from benchsel.formulations.core.validation import check_choice, check_int
 
 from .base import Check
@@ -61,6 +62,8 @@ class PositionalRepresentation(_PositionalBase):
     """
 
     model_options: ClassVar[dict[str, tuple[Any, ...]]] = {"presolve": (True, False)}
+    #: its rows count metrics per class against integer demands (``cover_rows``)
+    numerical_properties: ClassVar[NumericalProperties] = NumericalProperties(counting="cover")
 
     def __init__(self, positions: Any, g: int, *, groups: Sequence[Sequence[int]] | None = None,
                  alternatives: Sequence[str] | None = None, metrics: Sequence[str] | None = None,

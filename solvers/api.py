@@ -12,12 +12,13 @@ import numpy as np
 from benchsel.formulations.base import Formulation
 from benchsel.formulations.core.errors import InvalidInputError, NumericalError
 from benchsel.formulations.core.options import Option, check_options
-from benchsel.formulations.core.result import MethodOutput, Result, Termination, mip_gap
+from benchsel.formulations.core.result import MethodOutput, Result, Termination, Tolerances, mip_gap
 from benchsel.formulations.core.validation import check_run_settings, check_time_limit
 
+from .claims import judge
 from .methods import require
 
-__all__ = ["DEFAULT_REL_GAP", "check_solve_args", "checked_claims", "error_result", "finalize", "solve", "take_options"]
+__all__ = ["DEFAULT_REL_GAP", "check_solve_args", "error_result", "finalize", "solve", "take_options"]
 
 #: The relative gap results of methods without a ``mip_rel_gap`` option are judged at.
 DEFAULT_REL_GAP = 1e-6
@@ -138,9 +139,10 @@ def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput,
              mip_rel_gap: float = DEFAULT_REL_GAP) -> Result:
     """Re-evaluate and check a method's output; build the :class:`Result`.
 
-    The method's claims are checked against the re-evaluated objective
-    (:func:`checked_claims`): ``"optimal"`` needs a feasible selection and a
-    bound within the relative gap, and a bound past the objective is dropped.
+    The method's claims are judged against the re-evaluated objective by
+    :func:`benchsel.solvers.claims.judge`: ``"optimal"`` needs a feasible selection and a
+    bound within the backend's tolerances, and a bound past the objective is clamped
+    (float noise) or dropped.
 
     Raises :class:`~benchsel.formulations.core.errors.NumericalError` when a feasible
     selection evaluates to a non-finite objective: no result may be feasible
@@ -174,8 +176,7 @@ def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput,
             pass
     sel.setflags(write=False)
     bound = None if out.bound is None or not math.isfinite(out.bound) else float(out.bound)
-    term, bound = checked_claims(formulation, Termination(out.termination), objective, feasible, bound, extra,
-                                 mip_rel_gap=mip_rel_gap)
+    term, bound = _judged(formulation, out, objective, feasible, bound, extra, mip_rel_gap)
     gap = mip_gap(objective, bound) if feasible else None
     build = float(out.build_seconds)
     solve_s = float(out.solve_seconds) if out.solve_seconds else max(wall - build, 0.0)
@@ -196,32 +197,15 @@ def finalize(formulation: Any, method: str, seed: int | None, out: MethodOutput,
     )
 
 
-def checked_claims(formulation: Any, term: Termination, objective: float, feasible: bool, bound: float | None,
-                   extra: dict[str, Any], *, mip_rel_gap: float = DEFAULT_REL_GAP) -> tuple[Termination, float | None]:
-    """The termination and bound a result may keep, judged in the formulation's units, relatively.
-
-    * ``"optimal"`` without a feasible selection with a finite objective becomes ``"unknown"``;
-    * a bound on the wrong side of the objective (past it by more than ``1e-9`` relative) is dropped, and an
-      ``"optimal"`` claim with it becomes ``"feasible"``;
-    * ``"optimal"`` with a bound farther than ``mip_rel_gap`` (relative to the objective) becomes ``"feasible"``.
-
-    The only absolute slack is ``1e-12`` times ``extra["objective_scale"]`` (the factor of the unit-scaled copy
-    the solver worked on, 1 when none): costs of 1e-9 and of 1e9 are judged alike.
-    """
+def _judged(formulation: Any, out: MethodOutput, objective: float, feasible: bool, bound: float | None,
+            extra: dict[str, Any], mip_rel_gap: float) -> tuple[Termination, float | None]:
+    """The termination and bound the result keeps: :func:`~benchsel.solvers.claims.judge` in the formulation's
+    units, with the backend's tolerances (a heuristic's: ``mip_rel_gap`` alone) at the scale of the unit-scaled
+    copy the backend solved (``extra["objective_scale"]``, 1 when none)."""
     sign = -1.0 if formulation.sense == "max" else 1.0
-    floor = 1e-12 * float(extra.get("objective_scale", 1.0))
-    if term == Termination.OPTIMAL and not (feasible and math.isfinite(objective)):
-        extra["claim_rejected"] = "the method reported optimal without a feasible selection"
-        return Termination.UNKNOWN, bound
-    if bound is None or not (feasible and math.isfinite(objective)):
-        return term, bound
-    past = sign * (bound - objective)
-    if past > 1e-9 * abs(objective) + floor:
-        extra["claim_rejected"] = (f"the bound {bound:.12g} lies past the objective {objective:.12g} of a feasible "
-                                   "selection; bound dropped")
-        return (Termination.FEASIBLE if term == Termination.OPTIMAL else term), None
-    if term == Termination.OPTIMAL and -past > max(mip_rel_gap, 1e-9) * abs(objective) + floor:
-        extra["claim_rejected"] = (f"optimal claimed at a relative gap of {mip_gap(objective, bound):.3g}, above "
-                                   f"mip_rel_gap = {mip_rel_gap:g}")
-        return Termination.FEASIBLE, bound
-    return term, bound
+    tol = out.tolerances if out.tolerances is not None else Tolerances(mip_rel_gap)
+    value = sign * objective if feasible and math.isfinite(objective) else None
+    verdict = judge(Termination(out.termination), value, None if bound is None else sign * bound, tol,
+                    unit=float(extra.get("objective_scale", 1.0)))
+    verdict.record(extra)
+    return verdict.termination, None if verdict.bound is None else sign * verdict.bound

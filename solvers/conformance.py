@@ -12,7 +12,7 @@ Formulation classes expose tiny instances through ``conformance_instances(seed)`
 On an instance too hard for the time limit (:func:`check_time_limit`), an
 exact method must stop with ``"time_limit"`` (or a proof), return a feasible
 incumbent whenever the formulation knows one (``initial_selection`` or a
-``warm_start_method``), report only a valid bound, and keep to a generous
+``numerical_properties.warm_start``), report only a valid bound, and keep to a generous
 wall-clock bound.
 
 >>> from benchsel.solvers.conformance import check_method
@@ -128,7 +128,7 @@ def check_time_limit(f: Any, method: str, time_limit: float = 1.0, *, seed: int 
     proven = res.termination in ("optimal", "infeasible", "infeasible_or_unbounded")
     if not proven and res.termination != "time_limit":
         probs.append(f"{tag}: termination {res.termination.value!r}, expected 'time_limit' (or a proof)")
-    knows = f.warm_start_method is not None or f.initial_selection() is not None
+    knows = f.numerical_properties.warm_start.method is not None or f.initial_selection() is not None
     if knows and res.termination not in ("infeasible", "infeasible_or_unbounded") and not res.feasible:
         probs.append(f"{tag}: no feasible incumbent although the formulation knows one "
                      f"({res.extra.get('violations', 'no selection')})")

@@ -13,7 +13,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from ..base import Check, Formulation
 from ..core.errors import InvalidInputError
-from ..core.model import LinearModel, ModelBuilder, RowBlock
+from ..core.model import LazyRowsBase, LinearModel, ModelBuilder, RowBlock
 from ..core.validation import (
     MAX_MAGNITUDE,
     as_array,
@@ -29,7 +29,7 @@ from .posterior import BatchData
 
 #: Smallest ``sigma2 / alpha`` :class:`BatchInformationGain` accepts. Below it the noise is numerically zero
 #: next to the prior variance: the cuts and the quadratic program carry coefficients ``alpha / (sigma2 N_b)``
-#: that SCIP no longer resolves (wrong optima claimed from ``1e-10``, "error in input data" at ``1e-30``).
+#: that an exact backend no longer resolves (wrong optima claimed from ``1e-10``, "error in input data" at ``1e-30``).
 MIN_NOISE_RATIO = 1e-8
 
 
@@ -108,7 +108,7 @@ def _batch_iv(reference_scores: Any, coreset: Any, observed: Any, k: Any, alpha:
     return _BatchArgs(R, t, checked["alpha"], b, checked["sigma2"], kern, C, obs, k, check_int(N0, "N0", low=0))
 
 
-class _BatchOACuts:
+class _BatchOACuts(LazyRowsBase):
     """Tangent cuts of the batch problem's perspective function (:meth:`BatchInformationGain._oa_model`).
 
     Parameters
@@ -132,7 +132,7 @@ class _BatchOACuts:
         self.u = np.asarray(data.v, dtype=float) / data.N
         self.bcol, self.z, self.t, self.s = bcol, np.asarray(z), int(t), float(scale)
         self.B = int(data.n_buckets)
-        self.stats = {"oa_cuts": 0, "oa_separations": 0}
+        self.stats: dict[str, int] = {"oa_cuts": 0, "oa_separations": 0}
 
     def tangent(self, n: np.ndarray) -> tuple[float, float, np.ndarray]:
         """``f(n)``, and the cut ``f >= c0 - c @ n`` touching it at ``n`` (shapes: (B,) in, (B,) out)."""
@@ -374,12 +374,12 @@ class BatchInformationGain(Formulation):
 
         ``"miqp"``
             A mixed-integer quadratic program (``LinearModel.Q`` set): what MPS
-            export and Pyomo get.
+            export and other static consumers get.
         ``"oa"``
             Its perspective reformulation's outer approximation: a linear
             master (selection binaries and one objective column) whose cuts
-            are generated on demand (``LinearModel.lazy``): what ``"scip"``
-            gets (``"auto"`` with a consumer of lazy rows).
+            are generated on demand (``LinearModel.lazy``): what a backend that
+            generates rows gets (``"auto"`` with a consumer of lazy rows).
 
         Parameters
         ----------
@@ -398,7 +398,7 @@ class BatchInformationGain(Formulation):
             model = "oa" if allow_lazy else "miqp"
         if model == "oa" and not allow_lazy:
             raise InvalidInputError(
-                "model: 'oa' generates its cuts on demand, which this consumer (MPS export or Pyomo) cannot do; "
+                "model: 'oa' generates its cuts on demand, which this static consumer (e.g. MPS export) cannot do; "
                 "use model='miqp'"
             )
         return self._oa_model() if model == "oa" else self._miqp_model()
@@ -521,8 +521,8 @@ class BatchInformationGain(Formulation):
                                 t + s sum_i c_{b(i)} z_i >= s c_0          (every cut generated)
 
         ``s`` (the inverse of the greedy batch's ``beta``) puts ``t`` in units
-        of the objective's size, so SCIP's absolute tolerances act relative
-        to it. Cuts are separated at every point SCIP asks about (fractional
+        of the objective's size, so a solver's absolute tolerances act relative
+        to it. Cuts are separated at every point the solver asks about (fractional
         LP solutions too): the tangent at the point's count vector. Because
         any ``W'`` gives a valid cut, an inexact linear solve only weakens a
         cut, never makes it cut off a solution; at a 0/1 point the tangent is

@@ -1,5 +1,6 @@
-"""The shared vocabulary of benchsel: errors, input checks, options, the neutral model and its MPS and Pyomo
-forms, results, the method and formulation registry, and one clock.
+"""The shared vocabulary of benchsel: errors, input checks, options, the neutral model and its MPS form, the
+numerical properties a statement declares, results and tolerances, the method and formulation registry, and one
+clock.
 
 This package imports nothing else of benchsel; every other folder builds on it.
 """
@@ -26,6 +27,8 @@ _LAZY: dict[str, str] = {
     "RowBlock": "model",
     "Option": "options",
     "check_options": "options",
+    "NumericalProperties": "properties",
+    "WarmStart": "properties",
     "Method": "registry",
     "Registry": "registry",
     "register_formulation": "registry",
@@ -33,6 +36,7 @@ _LAZY: dict[str, str] = {
     "MethodOutput": "result",
     "Result": "result",
     "Termination": "result",
+    "Tolerances": "result",
     "mip_gap": "result",
 }
 

@@ -14,13 +14,13 @@ formulation's objective value is then ``objective_sign * (c @ x + c0)``.
 The objective may have a quadratic part: a sparse symmetric matrix ``Q``
 beside ``c`` (``c @ x + 1/2 x @ Q @ x + c0``; :attr:`LinearModel.Q`, None for
 a linear model). Only backends that take mixed-integer quadratic programs
-read such a model (``"scip"``, ``"pyomo"`` with a solver that takes them);
-the others refuse it with the reason.
+read such a model; the others refuse it with the reason.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 
 from .errors import InvalidInputError
 
-__all__ = ["Block", "LazyRows", "LinearModel", "ModelBuilder", "RowBlock"]
+__all__ = ["Block", "LazyRows", "LazyRowsBase", "LinearModel", "ModelBuilder", "RowBlock", "lazy_rows"]
 
 INF = np.inf
 
@@ -104,28 +104,100 @@ class LazyRows(Protocol):
     ``x`` violates (None when it satisfies them all). A backend that supports
     lazy rows solves, separates, adds and re-solves until nothing is violated;
     every bound it proves along the way is valid for the full model.
+
+    ``name`` and ``separate`` are required. The other members help benchsel's
+    branch-and-cut and have defaults in :class:`LazyRowsBase` (subclass it); a
+    :class:`LinearModel` given an object that does not subclass it fills the
+    missing members with those defaults once, when the model is built
+    (:func:`lazy_rows`), so backends read every member directly. With several
+    search threads, ``separate``, ``round`` and ``improve`` are called from
+    several threads at once: they must not share scratch state.
+
+    Attributes
+    ----------
+    name : str
+    stats : mapping
+        Counters copied into the result's extras (default: none).
+    memory_budget : int or None
+        Bytes the whole solve should stay within; further search threads start only while each one's LP copy
+        fits in it (default None: no budget).
+    initial_bound : float or None
+        A valid bound on the optimum known after :meth:`initial_rows` (default None).
     """
 
     name: str
 
+    @property
+    def stats(self) -> Mapping[str, Any]: ...
+
+    @property
+    def memory_budget(self) -> int | None: ...
+
+    @property
+    def initial_bound(self) -> float | None: ...
+
     def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
         """Violated rows at the full column vector ``x`` (shape (n_cols,))."""
 
-    # Optional, used by benchsel's branch-and-cut when present (a backend that
-    # only calls ``separate`` stays correct without them):
-    # * ``round(x) -> selection or None``: a selection built from a fractional
-    #   point (primal heuristic);
-    # * ``improve(selection, x, deadline=None) -> selection``: a local search
-    #   from that selection (``deadline``: a ``time.perf_counter()`` value);
-    # * ``initial_rows(time_limit, incumbent) -> RowBlock or None``: rows to
-    #   add before the first LP (a warm start of the root cut loop);
-    # * ``branch_scores(x) -> ndarray``: a score per integer column, used for
-    #   columns without branching history;
-    # * ``stats``: a dict of counters copied into the result's extras;
-    # * ``memory_budget``: bytes the whole solve should stay within; further
-    #   search threads start only while each one's LP copy fits in it.
-    # With several search threads, ``separate``, ``round`` and ``improve`` are
-    # called from several threads at once: they must not share scratch state.
+    def round(self, x: np.ndarray) -> np.ndarray | None:
+        """A selection built from a fractional point ``x`` (shape (n_cols,); a primal heuristic), or None."""
+
+    def improve(self, selection: np.ndarray, x: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
+        """A local search from ``selection`` (``deadline``: a ``time.perf_counter()`` value)."""
+
+    def initial_rows(self, time_limit: float | None = None, incumbent: np.ndarray | None = None) -> RowBlock | None:
+        """Rows to add before the first LP (a warm start of the root cut loop), or None."""
+
+    def branch_scores(self, x: np.ndarray) -> np.ndarray | None:
+        """A score per integer column (shape (n_cols,)) for columns without branching history, or None."""
+
+
+class LazyRowsBase:
+    """The defaults of :class:`LazyRows`' optional members; generators subclass it and define ``name`` and
+    ``separate`` (and override what else they offer)."""
+
+    name: str = "lazy_rows"
+    stats: Mapping[str, Any] = MappingProxyType({})
+    memory_budget: int | None = None
+    initial_bound: float | None = None
+
+    def separate(self, x: np.ndarray, tol: float = 1e-6) -> RowBlock | None:
+        raise NotImplementedError(f"{type(self).__name__} defines no separate(x, tol)")
+
+    def round(self, x: np.ndarray) -> np.ndarray | None:
+        return None
+
+    def improve(self, selection: np.ndarray, x: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
+        return selection
+
+    def initial_rows(self, time_limit: float | None = None, incumbent: np.ndarray | None = None) -> RowBlock | None:
+        return None
+
+    def branch_scores(self, x: np.ndarray) -> np.ndarray | None:
+        return None
+
+
+class _WithDefaults(LazyRowsBase):
+    """A lazy-row generator that does not subclass :class:`LazyRowsBase`, with the defaults for what it lacks."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        for member in ("name", "stats", "memory_budget", "initial_bound"):
+            if hasattr(inner, member):  # the one probe of the optional members, at model build
+                setattr(self, member, getattr(inner, member))
+        for hook in ("separate", "round", "improve", "initial_rows", "branch_scores"):
+            if callable(getattr(inner, hook, None)):
+                setattr(self, hook, getattr(inner, hook))
+
+
+def lazy_rows(obj: Any) -> LazyRows | None:
+    """``obj`` as a :class:`LazyRows` with every member (None stays None); checked once, at model build."""
+    if obj is None or isinstance(obj, LazyRowsBase):
+        return obj
+    if not callable(getattr(obj, "separate", None)):
+        raise InvalidInputError(f"lazy: expected a LazyRows object with a separate(x, tol) method, "
+                                f"got {type(obj).__name__}")
+    return _WithDefaults(obj)
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,7 +225,7 @@ class LinearModel:
     implied_integer : ndarray of bool, shape (n,)
         Continuous columns that take integer values at some optimum once the
         integer columns are integral. Backends without continuous variables
-        (CP-SAT) may treat them as integer without scaling.
+        may treat them as integer without scaling.
     col_blocks, row_blocks : tuple of Block
         Names of columns and rows, in order, covering ``0..n`` and ``0..m``.
     selection_block : str
@@ -196,6 +268,9 @@ class LinearModel:
     lazy: LazyRows | None = None
     integral_objective: bool = False
     Q: sp.csr_array | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lazy", lazy_rows(self.lazy))
 
     @property
     def is_quadratic(self) -> bool:

@@ -7,9 +7,8 @@ gets explicit bounds (readers disagree on their defaults). A non-zero objective
 constant is written as a column ``CONST`` fixed at 1. A quadratic objective
 (``LinearModel.Q``) is written as a ``QUADOBJ`` section: the upper triangle
 of ``Q``, one line ``Ci Cj Q[i,j]`` per entry with ``i <= j``, meaning
-``c @ x + 1/2 x @ Q @ x`` (the convention of CPLEX, Gurobi, SCIP and HiGHS,
-which read it); readers that take no quadratic objective (e.g. GLPK, CBC)
-cannot read such a file. Output is deterministic: the same model gives the
+``c @ x + 1/2 x @ Q @ x`` (the usual convention of MPS readers that take a
+quadratic objective); readers that take none cannot read such a file. Output is deterministic: the same model gives the
 same bytes.
 
 The JSON side file ``<path>.json`` maps names back: blocks with their first

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MethodOutput", "ReadOnlyDict", "Result", "Termination", "mip_gap"]
+__all__ = ["MethodOutput", "ReadOnlyDict", "Result", "Termination", "Tolerances", "mip_gap"]
 
 
 class Termination(str, enum.Enum):
@@ -90,6 +90,36 @@ class ReadOnlyDict(Mapping[str, Any]):
     __hash__ = None  # type: ignore[assignment]
 
 
+@dataclass(frozen=True)
+class Tolerances:
+    """The tolerances a backend solved with, as it reports them (in the units of the model it solved).
+
+    The judge of optimality claims (:func:`benchsel.solvers.claims.judge`) derives from them how far the
+    formulation's re-evaluated objective may lie from the backend's bound and still be called optimal.
+
+    Attributes
+    ----------
+    mip_rel_gap : float
+        Relative gap at which the backend stops and calls its incumbent optimal.
+    mip_abs_gap : float
+        Absolute gap, in units of the model's objective (0: the relative gap alone decides).
+    feasibility : float
+        Largest violation of a row or of integrality the backend accepts in a solution (0: the backend's
+        answers hold exactly, e.g. an integer copy whose points are re-checked).
+    objective_norm : float or None
+        ``sum |c|`` of the model's objective (None: not reported, read as 1; the exact backends' shared run
+        fills it from the model): how far the objective of a point may move when its columns
+        and rows are off by ``feasibility``. With ``feasibility`` it gives the slack ``feasibility *
+        objective_norm`` in objective units. Models are solved unit-scaled (costs of magnitude about 1),
+        so the slack is relative to the data's scale.
+    """
+
+    mip_rel_gap: float = 1e-6
+    mip_abs_gap: float = 0.0
+    feasibility: float = 0.0
+    objective_norm: float | None = None
+
+
 @dataclass
 class MethodOutput:
     """What a method's runner hands back to :func:`benchsel.solvers.solve`.
@@ -105,6 +135,9 @@ class MethodOutput:
     build_seconds, solve_seconds : float
     extra : dict
         Backend details (status strings, node counts, scaling, ...).
+    tolerances : Tolerances or None
+        The tolerances an exact backend solved with (None: a heuristic, judged at the method's relative
+        gap alone).
     """
 
     selection: np.ndarray | None
@@ -113,6 +146,7 @@ class MethodOutput:
     build_seconds: float = 0.0
     solve_seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    tolerances: Tolerances | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -34,6 +34,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel, ModelBuilder
+from benchsel.formulations.core.properties import NumericalProperties, WarmStart
 from benchsel.formulations.core.validation import (
     as_array,
     check_choice,
@@ -124,22 +125,17 @@ class RankingRiskReconstruction(Formulation):
       ``B * muhat`` lies on that grid, so ``|muhat - mu| >=
       dist(B mu, delta Z) / B`` for every selection: a proven lower bound on
       the term's column (0 for continuous data).
-    * ``risk_slack`` (float >= 0, default 0): added to the risk row's bound
-      (kept for compatibility: CP-SAT's copy no longer needs it, see
-      :mod:`benchsel.solvers.backends.cpsat`); every answer is still checked
-      against ``eps + rank_tol`` by :meth:`check`.
     """
 
     sense = "min"
     model_options: ClassVar[Mapping[str, tuple[Any, ...] | None]] = {
-        "pools": ("merged", "separate"), "muhat": ("inline", "aux"), "risk_slack": None, "symmetry": (True, False),
+        "pools": ("merged", "separate"), "muhat": ("inline", "aux"), "symmetry": (True, False),
         "lattice": (True, False)}
-    #: The heuristic the exact backends run (on a share of the time limit) for their default warm start.
-    warm_start_method: ClassVar[str] = "anneal"
-    #: On tied and near-tied data SCIP 10's presolve and its knapsack-cover cuts cut off the optimum of the
-    #: ranking constraints (3 false "optimal" claims in 150 brute-forced instances of
-    #: benchmarks/studies/holocosm_mps.py's designs); without them, none.
-    scip_params: ClassVar[Mapping[str, Any]] = {"presolving/maxrounds": 0, "separating/knapsackcover/freq": -1}
+    #: The annealer gives the exact backends their default incumbent; the ranking rows' optimum sits on tied
+    #: and near-tied data (tolerance-based reductions cut it off: see docs/solvers.md); every continuous
+    #: column's bounds are the extreme values of ``B``-item means, met by some selection, never restricting.
+    numerical_properties: ClassVar[NumericalProperties] = NumericalProperties(
+        warm_start=WarmStart("anneal"), near_ties=True, redundant_bounds=True)
 
     def __init__(self, X: Any, budget: int | None = None, *, retention: float | None = None, seed: int = 0,
                  quantile: float = 0.25, bank_size: int = 128, lam: float = 1.0, eps: float | None = None,
@@ -475,7 +471,7 @@ class RankingRiskReconstruction(Formulation):
         return out
 
     def linear_model(self, *, allow_lazy: bool = False, pools: str = "merged", muhat: str = "inline",
-                     risk_slack: float = 0.0, symmetry: bool = True, lattice: bool = True) -> LinearModel:
+                     symmetry: bool = True, lattice: bool = True) -> LinearModel:
         """The MILP of the problem (see the class notes); all columns have finite bounds.
 
         Parameters
@@ -484,12 +480,9 @@ class RankingRiskReconstruction(Formulation):
             Unused (the model is static).
         pools : {"merged", "separate"}
         muhat : {"inline", "aux"}
-        risk_slack : float
-            Added to the bound of the risk row (see the class notes).
         symmetry, lattice : bool
             Order identical items; bound each term by its lattice floor (see the class notes).
         """
-        risk_slack = check_float(risk_slack, "risk_slack", low=0.0)
         check_choice(symmetry, "symmetry", (True, False))
         check_choice(lattice, "lattice", (True, False))
         check_choice(pools, "pools", ("merged", "separate"))
@@ -516,12 +509,10 @@ class RankingRiskReconstruction(Formulation):
         inv = np.asarray(inv).ravel()
         Dsrt = np.sort(Xf[uniq_pairs[0]] - Xf[uniq_pairs[1]], axis=1)
         dhat_lo = Dsrt[:, :B].mean(axis=1)[inv]
-        # loosened a little so that a solver's rounding (CP-SAT's grid) never cuts off an extreme subset
-        pad = lambda v: v + 1e-5 + 1e-6 * np.abs(v)  # noqa: E731
-        s_ub = pad(c_g * np.maximum(gd - dhat_lo, 0.0))
-        t_ub = pad(c_g * np.maximum(-dhat_lo, 0.0))
-        u_ub = pad(lam_m * np.maximum(np.maximum(hi[mi], -lo[mi]), 0.0))
-        lo, hi = -pad(-lo), pad(hi)
+        # every bound is met by an extreme subset and restricts nothing (numerical_properties.redundant_bounds)
+        s_ub = c_g * np.maximum(gd - dhat_lo, 0.0)
+        t_ub = c_g * np.maximum(-dhat_lo, 0.0)
+        u_ub = lam_m * np.maximum(np.maximum(hi[mi], -lo[mi]), 0.0)
         u_lb = lam_m * self.term_floors()[mi] if lattice else np.zeros(nm)
         b = ModelBuilder(f"holocosm_{pools}_{muhat}")
         x = b.add_vars("x", N, lb=0, ub=1, integer=True)
@@ -587,7 +578,7 @@ class RankingRiskReconstruction(Formulation):
         if ng:
             b.add_rows("risk", rows=np.zeros(2 * ng, np.int64), cols=np.concatenate([s, tv]),
                        vals=np.concatenate([np.full(ng, 1.0 / ng), np.full(ng, self.lam / ng)]),
-                       ub=[self.eps + self.rank_tol + risk_slack])
+                       ub=[self.eps + self.rank_tol])
         return b.build(selection_block="x", selection_items=np.arange(N),
                        meta={"pools": pools, "muhat": muhat, "eps": self.eps, "mean_terms": nm, "pair_terms": ng,
                              "symmetry_rows": n_sym, "lattice_floor": float(u_lb.sum() / max(nm, 1))})

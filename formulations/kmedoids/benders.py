@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsel.formulations.core.model import RowBlock
+from benchsel.formulations.core.model import LazyRowsBase, RowBlock
 
 from .bounds import SortedRows
 from .data import KMedoidsData
@@ -15,7 +15,7 @@ from .lagrangian import lagrangian_bound
 from .swap import SwapState
 
 
-class BendersCuts:
+class BendersCuts(LazyRowsBase):
     """Lazy rows of the Benders master: ``theta_i + sum_j max(0, L - D[i, j]) y_j >= L``.
 
     For a (fractional) ``y``, the deepest cut of item ``i`` is at the distance

@@ -23,6 +23,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel
+from benchsel.formulations.core.properties import NumericalProperties, WarmStart
 from benchsel.formulations.core.validation import (
     as_array,
     check_choice,
@@ -92,18 +93,16 @@ class KMedoids(Formulation):
     MAX_MODEL_BYTES = 2 * 2**30
     #: Largest ``n_served * C`` whose radius steps are counted exactly (by sorting) before a size check.
     EXACT_COUNT_MAX = 4_000_000
-    #: Solver bytes per non-zero of a static model (an estimate of HiGHS' memory; used by the size guards).
+    #: Solver bytes per non-zero of a static model (an estimate of a MIP solver's memory; used by the size guards).
     BYTES_PER_NNZ = 360
     #: Largest cost-matrix copy (bytes) the statements make to merge twin candidates and twin served items.
     DEDUP_COPY_MAX = 2**27
-    #: Heuristic the exact backends run for their default warm start (by registry name).
-    warm_start_method = "fasterpam"
-    #: FasterPAM may use up to half of an exact backend's time limit, with no cap in seconds: the exact
-    #: incumbent is then never worse than FasterPAM's whenever FasterPAM converges within that half
-    #: (at N = 14 000 FasterPAM needs tens of seconds: a cap in seconds would cut it short).
-    warm_start_budget = (0.5, None)
-    #: :meth:`linear_model` takes the consumer's ``time_limit`` and ``nnz_per_second`` (size guards).
-    sizes_models = True
+    #: FasterPAM gives the exact backends their default incumbent and may use up to half of their time limit,
+    #: with no cap in seconds: the exact incumbent is then never worse than FasterPAM's whenever FasterPAM
+    #: converges within that half (at N = 14 000 FasterPAM needs tens of seconds: a cap in seconds would cut
+    #: it short). :meth:`linear_model` takes the consumer's ``time_limit`` and ``nnz_per_second`` (size guards).
+    numerical_properties: ClassVar[NumericalProperties] = NumericalProperties(
+        warm_start=WarmStart("fasterpam", 0.5, None), sized_models=True)
 
     def __init__(self, D: Any, k: int, *, weights: Any = None, candidates: Any = None, dtype: Any = "float64") -> None:
         D, w, cand, self.k = _kmedoids_iv(D, k, weights, candidates, dtype=dtype)
@@ -327,7 +326,7 @@ class KMedoids(Formulation):
         """Greedy BUILD medoids (sorted): a cheap feasible selection.
 
         The exact backends' default warm start is FasterPAM started from it
-        (``warm_start_method``), run through the method registry.
+        (``numerical_properties.warm_start``), run through the method registry.
         """
         return np.sort(self.greedy_selection())
 

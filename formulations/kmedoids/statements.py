@@ -86,11 +86,11 @@ class Statements:
         if size["bytes"] > budget:
             raise ModelTooLargeError(
                 f"model: {what}, more than the {budget / 2**30:.2f} GiB allowed (KMedoids.MAX_MODEL_BYTES or the "
-                "memory available); use model='benders' with method 'highs', or a heuristic", size, model)
+                "memory available); use model='benders' (rows generated on demand), or a heuristic", size, model)
         if check_time and time_limit is not None and secs is not None and secs > 0.5 * time_limit:
             raise ModelTooLargeError(
                 f"model: {what}; building it would take about {secs:.0f} s, more than half the time limit of "
-                f"{time_limit:g} s; use model='benders' with method 'highs', raise time_limit, or use a heuristic",
+                f"{time_limit:g} s; use model='benders' (rows made on demand), raise time_limit, or use a heuristic",
                 size, model)
         return size
 
@@ -106,7 +106,7 @@ class Statements:
                 model = "benders" if allow_lazy else "radius"
         if model == "benders" and not allow_lazy:
             raise InvalidInputError(
-                "model: 'benders' generates its cuts on demand, which this consumer (MPS export, CP-SAT or Pyomo) "
+                "model: 'benders' generates its cuts on demand, which this static consumer (e.g. MPS export) "
                 "cannot do; use model='radius' or model='assignment'"
             )
         if model != "benders":

@@ -5,7 +5,7 @@ Every exact backend's runner is a thin call of :func:`run_exact`, which
 1. starts one wall-clock :class:`Budget` for the whole call (``time_limit``
    covers the warm start, the model build and the solve);
 2. resolves the warm start (``warm_start="auto"``: the heuristic named by the
-   formulation's ``warm_start_method`` run on a share of the budget, else the
+   formulation's ``numerical_properties.warm_start`` run on its share of the budget, else the
    formulation's :meth:`~benchsel.formulations.base.Formulation.initial_selection`)
    and checks it with the formulation;
 3. builds the neutral :class:`~benchsel.formulations.core.model.LinearModel` within
@@ -14,25 +14,29 @@ Every exact backend's runner is a thin call of :func:`run_exact`, which
 4. hands an :class:`ExactRun` to the backend's solve step, which returns a
    :class:`SolveStep`;
 5. keeps the better of the solver's selection and the warm start, both judged
-   by the formulation (never by the backend), and refuses claims that the
-   formulation contradicts: a bound past a known feasible objective is dropped
-   and an ``"optimal"`` resting on it is weakened to ``"feasible"``.
+   by the formulation (never by the backend), and lets the one judge of claims
+   (:func:`benchsel.solvers.claims.judge`) decide the termination and bound from
+   the solver's raw status, bound and reported tolerances.
 """
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
-from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.formulations.core.properties import NumericalProperties
+from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
+from benchsel.solvers.claims import judge
 from benchsel.solvers.methods import get_method
 
 __all__ = [
@@ -42,12 +46,15 @@ __all__ = [
     "SolveStep",
     "call_with_deadline",
     "formulation_bound",
-    "gap_tolerance",
+    "highs_status_map",
+    "highspy_module",
     "linear_acceptor",
+    "pass_to_highs",
     "remaining",
     "run_exact",
     "true_key",
     "wall_grace",
+    "widen_redundant_bounds",
 ]
 
 #: Options every exact backend takes.
@@ -100,6 +107,80 @@ def linear_acceptor(backend: str):
         return None
 
     return accepts
+
+
+# --------------------------------------------------------------------------- HiGHS (several backends use it)
+_BANNER_DONE = False
+
+
+def highspy_module() -> Any:
+    """``highspy``, imported on first use (with HiGHS' one-time stdout banner silenced)."""
+    global _BANNER_DONE
+    try:
+        import highspy
+    except ImportError as e:  # pragma: no cover - highspy is a base dependency
+        raise SolverNotInstalledError(
+            f"method 'highs' needs the package 'highspy', which is not installed ({e}); pip install highspy"
+        ) from None
+    if not _BANNER_DONE:  # HiGHS prints a banner on stdout once per process: keep stdout clean for tables
+        _BANNER_DONE = True
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            try:
+                highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+                os.close(devnull)
+        except OSError:  # no file descriptors to juggle (embedded interpreters): let it print
+            pass
+    return highspy
+
+
+def highs_status_map(hp: Any) -> dict[Any, Termination]:
+    """HiGHS' model statuses as terminations."""
+    S = hp.HighsModelStatus
+    return {
+        S.kOptimal: Termination.OPTIMAL,
+        S.kTimeLimit: Termination.TIME_LIMIT,
+        S.kIterationLimit: Termination.ITERATION_LIMIT,
+        S.kSolutionLimit: Termination.SOLUTION_LIMIT,
+        S.kObjectiveBound: Termination.OBJECTIVE_LIMIT,
+        S.kObjectiveTarget: Termination.OBJECTIVE_LIMIT,
+        S.kInfeasible: Termination.INFEASIBLE,
+        S.kUnbounded: Termination.UNBOUNDED,
+        S.kUnboundedOrInfeasible: Termination.INFEASIBLE_OR_UNBOUNDED,
+        S.kInterrupt: Termination.INTERRUPTED,
+        S.kHighsInterrupt: Termination.INTERRUPTED,
+        S.kModelEmpty: Termination.OPTIMAL,
+    }
+
+
+def pass_to_highs(h: Any, hp: Any, model: LinearModel) -> None:
+    """Load ``model`` into the ``highspy.Highs`` instance ``h`` (``hp``: the highspy module)."""
+    refuse_quadratic(model, "HiGHS")  # HiGHS solves no mixed-integer QP
+    lp = hp.HighsLp()
+    lp.num_col_ = model.n_cols
+    lp.num_row_ = model.n_rows
+    lp.col_cost_ = model.c
+    lp.col_lower_ = model.col_lb
+    lp.col_upper_ = model.col_ub
+    lp.row_lower_ = model.row_lb
+    lp.row_upper_ = model.row_ub
+    lp.offset_ = float(model.c0)
+    A = model.A.tocsc()
+    lp.a_matrix_.format_ = hp.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(np.float64)
+    h.passModel(lp)
+    ints = np.flatnonzero(model.integrality).astype(np.int32)
+    if ints.size:
+        h.changeColsIntegrality(int(ints.size), ints, np.ones(ints.size, dtype=np.uint8))
+
 
 
 # --------------------------------------------------------------------------- budget
@@ -168,13 +249,6 @@ def true_key(f: Any, model: LinearModel | None = None):
     return key
 
 
-def gap_tolerance(value: float, mip_rel_gap: float | None, mip_abs_gap: float | None) -> float:
-    """Largest ``objective - bound`` (minimisation units) still called optimal at ``value``."""
-    rel = 0.0 if mip_rel_gap is None else float(mip_rel_gap)
-    ab = 0.0 if mip_abs_gap is None else float(mip_abs_gap)
-    return max(rel * abs(value), ab) + 1e-12 * abs(value)
-
-
 # --------------------------------------------------------------------------- warm start
 def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[np.ndarray | None, str]:
     """The warm-start selection and where it came from.
@@ -194,11 +268,11 @@ def _warm_start(f: Any, given: Any, budget: Budget, seed: int | None) -> tuple[n
         return sel, "given"
     if given != "auto":
         raise InvalidInputError(f"warm_start: expected a selection, 'auto' or None, got {given!r}")
-    name = f.warm_start_method
+    policy = f.numerical_properties.warm_start
+    name = policy.method
     if name:
-
         # a formulation may give its heuristic more of the budget (share, cap in seconds or None: no cap)
-        share, cap = f.warm_start_budget
+        share, cap = policy.share, policy.cap
         lim = cap
         if budget.limit is not None:
             lim = max(share * budget.limit if cap is None else min(share * budget.limit, cap), 0.01)
@@ -310,6 +384,18 @@ def refuse_quadratic(model: LinearModel, backend: str) -> None:
         )
 
 
+def widen_redundant_bounds(model: LinearModel, properties: NumericalProperties) -> LinearModel:
+    """The model the backends solve: with ``redundant_bounds``, each continuous column's upper bound (and a
+    negative lower bound) widened by ``1e-5 + 1e-6 |bound|``, so that bounds computed in floating point as
+    extreme values never cut off the extreme point (on CP-SAT's grid, or at a solver's rounding)."""
+    if not properties.redundant_bounds:
+        return model
+    cont = ~model.integrality & ~model.implied_integer
+    lb, ub = model.col_lb, model.col_ub
+    lb = np.where(cont & (lb < 0), lb - 1e-5 - 1e-6 * np.abs(lb), lb)
+    return replace(model, col_lb=lb, col_ub=np.where(cont, ub + 1e-5 + 1e-6 * np.abs(ub), ub))
+
+
 # --------------------------------------------------------------------------- the run
 @dataclass
 class ExactRun:
@@ -355,6 +441,9 @@ class SolveStep:
     extra : dict
     build_seconds : float
         Backend-side model building (e.g. Pyomo components), counted as build time.
+    tolerances : Tolerances or None
+        The tolerances the solver worked with (None: the call's ``mip_rel_gap`` / ``mip_abs_gap`` and no
+        feasibility slack); ``objective_norm`` is filled from the model when left at its default.
     """
 
     selection: np.ndarray | None
@@ -362,6 +451,7 @@ class SolveStep:
     bound: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     build_seconds: float = 0.0
+    tolerances: Tolerances | None = None
 
 
 def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, seed: int | None,
@@ -384,7 +474,7 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
         The backend can generate rows on demand.
     nnz_per_second : float, optional
         The backend's model building rate, handed (with the seconds left) to
-        formulations that size their statements (``f.sizes_models``): with
+        formulations that size their statements (``f.numerical_properties.sized_models``): with
         ``model="auto"`` such a formulation refuses a statement that would not
         fit, and the call returns the warm start with the formulation's quick
         bound (``f.quick_bound``), termination ``"time_limit"``.
@@ -409,7 +499,7 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     opts["warm_start"] = ws
     extra: dict[str, Any] = {"warm_start_source": ws_source, "warm_start_seconds": ws_seconds,
                              "warm_start_objective": None if ws_value is None else _sign(f) * ws_value}
-    if f.sizes_models:
+    if f.numerical_properties.sized_models:
         model_opts.update(time_limit=budget.left(), nnz_per_second=nnz_per_second)
     t1 = time.perf_counter()
     try:
@@ -421,6 +511,8 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
                               time.perf_counter() - t1, extra)
     build_s = time.perf_counter() - t1
     extra["neutral_build_seconds"] = build_s
+    if isinstance(model, LinearModel):
+        model = widen_redundant_bounds(model, f.numerical_properties)
     if isinstance(model, _Unfinished):
         extra["model_build"] = "unfinished at the time limit"
         sel = ws if ws_value is not None else None
@@ -432,9 +524,12 @@ def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, s
     solve_s = time.perf_counter() - t2 - step.build_seconds
     extra.update(step.extra)
     extra.update(model.summary())
-    sel, term, bound = _reconcile(f, step, ws, ws_value, key, opts, extra)
+    tol = step.tolerances or Tolerances(float(opts.get("mip_rel_gap") or 0.0), float(opts.get("mip_abs_gap") or 0.0))
+    if tol.objective_norm is None:
+        tol = replace(tol, objective_norm=float(np.abs(model.c).sum()))
+    sel, term, bound = _reconcile(f, step, ws, ws_value, key, tol, extra)
     return MethodOutput(sel, term, formulation_bound(model, bound), ws_seconds + build_s + step.build_seconds,
-                        max(solve_s, 0.0), extra)
+                        max(solve_s, 0.0), extra, tolerances=tol)
 
 
 def _model_skipped(f: Any, reason: str, ws: np.ndarray | None, budget: Budget, ws_seconds: float,
@@ -455,11 +550,10 @@ def _model_skipped(f: Any, reason: str, ws: np.ndarray | None, budget: Budget, w
 
 
 def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float | None,
-               key: Callable[[np.ndarray], float | None], opts: Mapping[str, Any], extra: dict[str, Any]
+               key: Callable[[np.ndarray], float | None], tolerances: Tolerances, extra: dict[str, Any]
                ) -> tuple[np.ndarray | None, Termination, float | None]:
-    """The kept selection, termination and bound (model units) after checking the solver's claims."""
-    term = Termination(step.termination)
-    bound = step.bound if step.bound is not None and np.isfinite(step.bound) else None
+    """The kept selection (the better of the solver's and the warm start, judged by the formulation), and the
+    termination and bound (model units) :func:`~benchsel.solvers.claims.judge` lets it keep."""
     sel = None if step.selection is None else np.asarray(step.selection)
     value = key(sel) if sel is not None else None
     if sel is not None and value is None:
@@ -467,30 +561,8 @@ def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float |
     keep, kept_value, source = sel, value, "solver"
     if ws_value is not None and (kept_value is None or ws_value < kept_value):
         keep, kept_value, source = ws, ws_value, "warm_start"
-    if keep is None:  # nothing feasible known
-        if sel is not None and term == Termination.OPTIMAL:
-            term = Termination.UNKNOWN  # an infeasible selection is no optimum
-        extra["incumbent"] = "solver" if sel is not None else None
-        return sel, term, bound
-    extra["incumbent"] = source
-    rel, ab = opts.get("mip_rel_gap"), opts.get("mip_abs_gap")
-    assert kept_value is not None
-    if term in (Termination.INFEASIBLE, Termination.INFEASIBLE_OR_UNBOUNDED, Termination.UNBOUNDED):
-        extra["claim_rejected"] = f"the solver reported {term.value}, but a feasible selection is known"
-        return keep, Termination.FEASIBLE, None
-    if bound is not None and bound > kept_value + 1e-9 * abs(kept_value) + 1e-12:
-        extra["claim_rejected"] = (f"the solver's bound {bound:.9g} lies past a feasible objective "
-                                   f"{kept_value:.9g} (model units); bound dropped")
-        bound = None
-        if term == Termination.OPTIMAL:
-            term = Termination.FEASIBLE
-    if term == Termination.OPTIMAL:
-        if bound is not None and kept_value - bound > gap_tolerance(kept_value, rel, ab):
-            term = Termination.FEASIBLE
-            extra["claim_rejected"] = "the solver's optimum is not within the gap tolerance of its bound"
-        elif source == "warm_start" and value is not None and value - kept_value > gap_tolerance(kept_value, rel, ab):
-            # the solver called a worse selection optimal: it cannot be trusted without a bound
-            if bound is None:
-                term = Termination.FEASIBLE
-                extra["claim_rejected"] = "the solver called a selection optimal that the warm start beats"
-    return keep, term, bound
+    extra["incumbent"] = source if keep is not None else ("solver" if sel is not None else None)
+    verdict = judge(step.termination, kept_value, step.bound, tolerances,
+                    claimed=value if source == "warm_start" else None)
+    verdict.record(extra)
+    return (keep if keep is not None else sel), verdict.termination, verdict.bound

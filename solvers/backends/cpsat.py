@@ -69,17 +69,18 @@ from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstal
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
-from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
 from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
     ExactRun,
     SolveStep,
-    gap_tolerance,
+    highspy_module,
     linear_acceptor,
+    pass_to_highs,
     refuse_quadratic,
     run_exact,
 )
-from benchsel.solvers.backends.highs import _highspy, _pass_model
+from benchsel.solvers.claims import slack, within
 
 __all__ = ["ScaledModel", "cp_model_module", "default_workers", "scale_model", "solve_model_cpsat"]
 
@@ -410,12 +411,12 @@ class _Checker:
 
     def _lp_value(self, vals: np.ndarray) -> float | None:
 
-        hp = _highspy()
+        hp = highspy_module()
         model = self.model
         if self._h is None:
             h = hp.Highs()
             h.setOptionValue("output_flag", False)
-            _pass_model(h, hp, model)
+            pass_to_highs(h, hp, model)
             if self.int_cols.size:
                 h.changeColsIntegrality(int(self.int_cols.size), self.int_cols.astype(np.int32),
                                         np.zeros(self.int_cols.size, dtype=np.uint8))
@@ -538,7 +539,7 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
         solver = _solver(cp_model, left, workers, seed, mip_rel_gap, mip_abs_gap, verbose, cpsat_parameters)
         collect = _Collector(cp_model)
         status = solver.solve(cm, collect)
-        verdict = run.judge(solver, status, collect.found, max_nogoods)
+        verdict = run.after_solve(solver, status, collect.found, max_nogoods)
         if verdict is not None:
             bound, term = verdict
             if term == Termination.TIME_LIMIT and time_limit is None:
@@ -559,7 +560,8 @@ class _Search:
                  mip_rel_gap: float | None, mip_abs_gap: float | None, extra: dict[str, Any]) -> None:
         self.cp_model, self.cm, self.proto, self.model, self.sm = cp_model, cm, cm.proto, model, sm
         self.checker = checker
-        self.rel, self.abs = mip_rel_gap, mip_abs_gap
+        # CP-SAT's points are re-checked on the original: no feasibility slack
+        self.tolerances = Tolerances(float(mip_rel_gap or 0.0), float(mip_abs_gap or 0.0), 0.0)
         self.extra = extra
         self.has_obj = bool(np.any(sm.c))
         self.best_sel: np.ndarray | None = None
@@ -574,7 +576,8 @@ class _Search:
         self.nogood_cols = model.selection_columns() if checker.key is not None else checker.int_cols
 
     def tol(self, v: float) -> float:
-        return gap_tolerance(v, self.rel, self.abs)
+        """How much better than ``v`` a selection must be to matter (the judge's slack at ``v``)."""
+        return slack(v, self.tolerances)
 
     def offer_warm_start(self, sel: np.ndarray) -> None:
         v = self.checker.value_of_selection(sel)
@@ -630,9 +633,10 @@ class _Search:
             self.cutoff_ct.domain[1] = min(int(self.cutoff_ct.domain[1]), cut)
         self.certificate = True
 
-    def judge(self, solver: Any, status: Any, found: list[np.ndarray], max_nogoods: int
-              ) -> tuple[float | None, Termination] | None:
-        """``(bound, termination)`` when the call is done after this solve, None to solve again."""
+    def after_solve(self, solver: Any, status: Any, found: list[np.ndarray], max_nogoods: int
+                    ) -> tuple[float | None, Termination] | None:
+        """``(bound, termination)`` when the call is done after this solve, None to solve again (whether the
+        incumbent meets the widened bound is asked of the judge's :func:`~benchsel.solvers.claims.within`)."""
         cp = self.cp_model
         self.solves += 1
         self.status_name = solver.status_name(status)
@@ -653,7 +657,7 @@ class _Search:
                 self.add_nogood(final_id)
                 return None
             assert self.best_sel is not None and self.best_id is not None
-            if widened is not None and self.best_val - widened <= self.tol(self.best_val):
+            if widened is not None and within(self.best_val, widened, self.tolerances):
                 return widened, Termination.OPTIMAL
             # the checked objective is not within the tolerance of the widened bound: certificate solve
             if not can_refute or not self.has_obj:
@@ -761,8 +765,9 @@ def _ortools_version() -> str:
 def _solve_step(run: ExactRun) -> SolveStep:
     o = run.opts
     sel, term, bound, extra = solve_model_cpsat(
-        run.model, time_limit=run.budget.solver_limit(), seed=run.seed, mip_rel_gap=o["mip_rel_gap"],
-        mip_abs_gap=o["mip_abs_gap"], threads=o["threads"], verbose=o["verbose"], warm_start=o["warm_start"],
+        run.model, time_limit=run.budget.solver_limit(), seed=run.seed,
+        mip_rel_gap=o["mip_rel_gap"], mip_abs_gap=o["mip_abs_gap"], threads=o["threads"], verbose=o["verbose"],
+        warm_start=o["warm_start"],
         digits=o["digits"], continuous_resolution=o["continuous_resolution"], max_denominator=o["max_denominator"],
         max_nogoods=o["max_nogoods"], cpsat_parameters=o["cpsat_parameters"], key=run.key,
     )

@@ -11,27 +11,27 @@ does not check the clock everywhere).
 """
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
+from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.model import LinearModel
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.registry import register_method
-from benchsel.formulations.core.result import MethodOutput, Termination
+from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
 from benchsel.solvers.backends.branch_and_cut import BnCOptions, BranchAndCut
 from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
     ExactRun,
     SolveStep,
     call_with_deadline,
+    highs_status_map,
+    highspy_module,
     linear_acceptor,
-    refuse_quadratic,
+    pass_to_highs,
     run_exact,
     wall_grace,
 )
@@ -81,75 +81,6 @@ HIGHS_OPTIONS = (*COMMON_OPTIONS, Option("highs_options", None, "mapping", doc="
 #: Rate at which HiGHS takes in a static model (non-zeros per second, passModel and presolve), for size guards.
 HIGHS_NNZ_PER_SECOND = 5.0e5
 
-_BANNER_DONE = False
-
-
-def _highspy():
-    global _BANNER_DONE
-    try:
-        import highspy
-    except ImportError as e:  # pragma: no cover - highspy is a base dependency
-        raise SolverNotInstalledError(
-            f"method 'highs' needs the package 'highspy', which is not installed ({e}); pip install highspy"
-        ) from None
-    if not _BANNER_DONE:  # HiGHS prints a banner on stdout once per process: keep stdout clean for tables
-        _BANNER_DONE = True
-        try:
-            sys.stdout.flush()
-            saved = os.dup(1)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            try:
-                highspy.Highs()
-            finally:
-                os.dup2(saved, 1)
-                os.close(saved)
-                os.close(devnull)
-        except OSError:  # no file descriptors to juggle (embedded interpreters): let it print
-            pass
-    return highspy
-
-
-def _status_map(hp) -> dict[Any, Termination]:
-    S = hp.HighsModelStatus
-    return {
-        S.kOptimal: Termination.OPTIMAL,
-        S.kTimeLimit: Termination.TIME_LIMIT,
-        S.kIterationLimit: Termination.ITERATION_LIMIT,
-        S.kSolutionLimit: Termination.SOLUTION_LIMIT,
-        S.kObjectiveBound: Termination.OBJECTIVE_LIMIT,
-        S.kObjectiveTarget: Termination.OBJECTIVE_LIMIT,
-        S.kInfeasible: Termination.INFEASIBLE,
-        S.kUnbounded: Termination.UNBOUNDED,
-        S.kUnboundedOrInfeasible: Termination.INFEASIBLE_OR_UNBOUNDED,
-        S.kInterrupt: Termination.INTERRUPTED,
-        S.kHighsInterrupt: Termination.INTERRUPTED,
-        S.kModelEmpty: Termination.OPTIMAL,
-    }
-
-
-def _pass_model(h, hp, model: LinearModel) -> None:
-    refuse_quadratic(model, "HiGHS")  # HiGHS solves no mixed-integer QP
-    lp = hp.HighsLp()
-    lp.num_col_ = model.n_cols
-    lp.num_row_ = model.n_rows
-    lp.col_cost_ = model.c
-    lp.col_lower_ = model.col_lb
-    lp.col_upper_ = model.col_ub
-    lp.row_lower_ = model.row_lb
-    lp.row_upper_ = model.row_ub
-    lp.offset_ = float(model.c0)
-    A = model.A.tocsc()
-    lp.a_matrix_.format_ = hp.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data.astype(np.float64)
-    h.passModel(lp)
-    ints = np.flatnonzero(model.integrality).astype(np.int32)
-    if ints.size:
-        h.changeColsIntegrality(int(ints.size), ints, np.ones(ints.size, dtype=np.uint8))
-
-
 def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, seed: int | None = 0,
                       mip_rel_gap: float | None = 1e-6, threads: int | None = None, verbose: bool = False,
                       warm_start: np.ndarray | None = None, highs_options: dict[str, Any] | None = None,
@@ -193,7 +124,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     extra : dict
     """
     t_enter = time.perf_counter()
-    hp = _highspy()
+    hp = highspy_module()
     h = hp.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     if threads is not None:
@@ -208,9 +139,11 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     for k, v in (highs_options or {}).items():
         if h.setOptionValue(k, v) == hp.HighsStatus.kError:
             raise InvalidInputError(f"highs_options: HiGHS refused option {k!r} = {v!r}")
-    _pass_model(h, hp, model)
+    pass_to_highs(h, hp, model)
     extra: dict[str, Any] = {
-        "highs_version": f"{hp.HIGHS_VERSION_MAJOR}.{hp.HIGHS_VERSION_MINOR}.{hp.HIGHS_VERSION_PATCH}"
+        "highs_version": f"{hp.HIGHS_VERSION_MAJOR}.{hp.HIGHS_VERSION_MINOR}.{hp.HIGHS_VERSION_PATCH}",
+        "highs_feasibility_tolerance": _option(
+            h, "mip_feasibility_tolerance" if model.integrality.any() else "primal_feasibility_tolerance"),
     }
     if model.lazy is not None:
         if key is None:
@@ -236,7 +169,7 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
         return None, Termination.TIME_LIMIT, None, extra
     status = h.getModelStatus()
     info = h.getInfo()
-    term = _status_map(hp).get(status, Termination.ERROR if "Error" in str(status) else Termination.UNKNOWN)
+    term = highs_status_map(hp).get(status, Termination.ERROR if "Error" in str(status) else Termination.UNKNOWN)
     has_sol = info.primal_solution_status == hp.kSolutionStatusFeasible
     x = np.asarray(h.getSolution().col_value, dtype=float) if has_sol else None
     is_mip = bool(model.integrality.any())
@@ -269,6 +202,12 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     return (model.selection_from_x(x) if x is not None else None), term, bound, extra
 
 
+def _option(h: Any, name: str) -> float:
+    """A HiGHS option's value (highspy returns ``(status, value)`` in some versions, the value in others)."""
+    v = h.getOptionValue(name)
+    return float(v[1] if isinstance(v, tuple) else v)
+
+
 def _objective_consistent(model: LinearModel, x: np.ndarray, reported: float) -> bool:
     """Does HiGHS' reported objective match the model's objective at its solution ``x`` (shape (n_cols,))?"""
     value = float(model.c @ x + model.c0)
@@ -292,7 +231,9 @@ def _solve_step(run: ExactRun) -> SolveStep:
     )
     if extra.get("highs_objective") is not None:
         extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]
-    return SolveStep(sel, term, bound, extra)
+    tol = Tolerances(float(o["mip_rel_gap"] or 0.0), float(o["mip_abs_gap"] or 0.0),
+                     float(extra.get("highs_feasibility_tolerance", 0.0)))
+    return SolveStep(sel, term, bound, extra, tolerances=tol)
 
 
 @register_method(

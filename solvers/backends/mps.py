@@ -16,7 +16,7 @@ from benchsel.formulations.core.mps import read_name_map, selection_from_values
 from benchsel.formulations.core.result import Termination, mip_gap
 from benchsel.formulations.core.validation import check_time_limit
 
-from .highs import _highspy, _status_map
+from .common import highs_status_map, highspy_module
 
 __all__ = ["solve_mps"]
 
@@ -56,7 +56,7 @@ def solve_mps(path: str | Path, time_limit: float | None = None, *, seed: int = 
             "which HiGHS does not solve; solve the formulation with method 'scip' (or 'pyomo' with solver='scip'), "
             "or read the file with SCIP: pyscipopt.Model().readProblem(path)"
         )
-    hp = _highspy()
+    hp = highspy_module()
     h = hp.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("random_seed", int(seed) % 2147483647)
@@ -72,7 +72,7 @@ def solve_mps(path: str | Path, time_limit: float | None = None, *, seed: int = 
     h.run()
     seconds = time.perf_counter() - t0
     status = h.getModelStatus()
-    term = _status_map(hp).get(status, Termination.UNKNOWN)
+    term = highs_status_map(hp).get(status, Termination.UNKNOWN)
     hinfo = h.getInfo()
     has_sol = hinfo.primal_solution_status == hp.kSolutionStatusFeasible
     sign = float(info.get("objective_sign", 1))

@@ -57,9 +57,6 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.result import MethodOutput, Termination
 from benchsel.formulations.core.validation import check_time_limit
-from benchsel.formulations.proportionality import PositionalProportionality
-from benchsel.formulations.representation import PositionalRepresentation
-from benchsel.solvers.api import solve
 from benchsel.solvers.backends.cpsat import cp_model_module
 from benchsel.solvers.methods import get_method, register_method
 
@@ -424,17 +421,22 @@ def sweep_monotone(feasible_at: Callable[[int, float | None], tuple[str, int | N
 
 
 # ================================================================= helpers
-def _formulations():
-
-    return PositionalProportionality, PositionalRepresentation
+def _run(f: Any, method: str, **kw: Any) -> np.ndarray | None:
+    """The selection of a registered heuristic's run on ``f``, None when it is not feasible."""
+    out = get_method(method).run(f, **kw)
+    if out.selection is None:
+        return None
+    sel = f.as_selection(out.selection)
+    return sel if f.is_feasible(sel) else None
 
 
 def instance_class(f: Any) -> str | None:
-    """``"min-size"``, ``"fixed-size"`` or ``"representation"`` (None: not a positional formulation)."""
-    PP, PR = _formulations()
-    if isinstance(f, PP):
+    """``"min-size"``, ``"fixed-size"`` or ``"representation"`` from the formulation's counting rows
+    (``numerical_properties.counting``; None: not a counting problem the sweep reads)."""
+    counting = f.numerical_properties.counting
+    if counting == "proportional":
         return "min-size" if f.size is None else "fixed-size"
-    if isinstance(f, PR):
+    if counting == "cover":
         return "representation"
     return None
 
@@ -492,28 +494,28 @@ def _warm_start(f: Any, cls: str, ws: Any, clock: _Clock, share: float, seed: in
         raise InvalidInputError(f"warm_start: expected 'auto', 'highs', a selection or None, got {ws!r}")
     tl = None if budget is None else max(budget * (0.5 if ws == "highs" else 1.0), 0.01)
     if cls == "min-size":
-        res = solve(f, "sample", time_limit=tl, seed=seed)
-        best, source = res.selection, "sample"
+        best, source = _run(f, "sample", time_limit=tl, seed=seed), "sample"
     elif cls == "fixed-size":
-        res = solve(f, "prop-swap", time_limit=tl, seed=seed)
-        best, source = res.selection, "prop-swap"
+        best, source = _run(f, "prop-swap", time_limit=tl, seed=seed), "prop-swap"
     else:
-        a = solve(f, "greedy-multicover", seed=seed, cleanup=True)
-        g = solve(f, "greedy-color", seed=seed, cleanup=True)
-        res = min((a, g), key=lambda r: r.objective)
-        best, source = res.selection, res.method + " + clean-up"
-    if not res.feasible:  # the heuristics always return a feasible selection; N is the fallback
+        runs = [(name, _run(f, name, time_limit=None, seed=seed, cleanup=True))
+                for name in ("greedy-multicover", "greedy-color")]
+        name, best = min(((n, sel) for n, sel in runs if sel is not None), key=lambda r: f.evaluate(r[1]),
+                         default=(None, None))
+        source = f"{name} + clean-up"
+    if best is None:  # the heuristics always return a feasible selection; N is the fallback
         best, source = (np.arange(n), "all metrics") if cls != "fixed-size" else (np.arange(int(f.size)), "first")
     _say(verbose, f"warm start {source}: objective {f.evaluate(best):g} ({clock.elapsed:.2f} s)")
     bound = None
     if ws == "highs" and not clock.expired():
         left = clock.left
         tl2 = None if budget is None or left is None else max(min(budget - clock.elapsed, left), 0.01)
-        h = solve(f, "highs", time_limit=tl2, seed=seed, warm_start=best)
-        if h.feasible and h.objective < f.evaluate(best):  # every positional problem is a minimisation
-            best, source = h.selection, f"{source} + highs"
+        h = get_method("highs").run(f, time_limit=tl2, seed=seed, warm_start=best)
+        sel = None if h.selection is None else f.as_selection(h.selection)
+        if sel is not None and f.is_feasible(sel) and f.evaluate(sel) < f.evaluate(best):  # all minimise
+            best, source = sel, f"{source} + highs"
         bound = h.bound
-        _say(verbose, f"highs: objective {h.objective:g}, bound {bound} ({clock.elapsed:.2f} s)")
+        _say(verbose, f"highs: objective {f.evaluate(best):g}, bound {bound} ({clock.elapsed:.2f} s)")
     return best, source, bound
 
 

@@ -317,14 +317,14 @@ def test_strong_branching_lp_stops_at_its_iteration_cap():
     import highspy
 
     from benchsel.solvers.backends.branch_and_cut import BnCOptions, BranchAndCut
-    from benchsel.solvers.backends.highs import _pass_model  # the backend's own model loading
+    from benchsel.solvers.backends.common import pass_to_highs  # the backend's own model loading
 
     X = np.random.default_rng(2).integers(0, 2, size=(70, 16)).astype(float)
     m = KMedoids.from_features(X, k=8, metric="correlation").linear_model(model="benders", allow_lazy=True)
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    _pass_model(h, highspy, m)
+    pass_to_highs(h, highspy, m)
     bnc = BranchAndCut(h, highspy, m, key=lambda s: None, options=BnCOptions()).main
     h.changeColsIntegrality(int(bnc.ints.size), bnc.ints, np.zeros(bnc.ints.size, dtype=np.uint8))
     root = bnc.node_lp(bnc.fixing.lb, bnc.fixing.ub, root=True)  # the root with its cuts
@@ -401,7 +401,9 @@ def test_fasterpam_warm_start_may_use_half_the_limit_with_no_cap(monkeypatch):
     from benchsel.formulations.holocosm import RankingRiskReconstruction
 
     # others keep the default share and cap
-    assert RankingRiskReconstruction.warm_start_budget == Formulation.warm_start_budget == (0.2, 10.0)
+    ws = RankingRiskReconstruction.numerical_properties.warm_start
+    assert (ws.share, ws.cap) == (0.2, 10.0) == (Formulation.numerical_properties.warm_start.share,
+                                                 Formulation.numerical_properties.warm_start.cap)
 
 
 def test_warm_start_is_fasterpam_and_never_beaten_by_it():

@@ -10,6 +10,7 @@ import pytest
 
 from benchsel.benchmarks.studies.cpsat_exactness import GENERATORS, check_run, make_instance
 from benchsel.formulations import RankingRiskReconstruction
+from benchsel.formulations.core.result import Tolerances
 from benchsel.solvers import ModelBuilder, Termination, solve
 from benchsel.solvers.backends.common import SolveStep, _reconcile, true_key
 from benchsel.solvers.backends.cpsat import _build_proto, default_workers, scale_model, solve_model_cpsat
@@ -92,7 +93,7 @@ def test_default_workers_are_the_available_cores():
     f, opts = make_instance("KMedoids", 1)
     res = solve(f, "cpsat", **opts)
     assert res.extra["cpsat_workers"] == len(os.sched_getaffinity(0))
-    assert res.extra["warm_start_source"] == f.warm_start_method  # the hint CP-SAT receives
+    assert res.extra["warm_start_source"] == f.numerical_properties.warm_start.method  # the hint CP-SAT receives
 
 
 def test_reconcile_keeps_the_warm_start_and_refuses_contradicted_claims():
@@ -100,7 +101,7 @@ def test_reconcile_keeps_the_warm_start_and_refuses_contradicted_claims():
     key = true_key(f)
     ws = f.initial_selection()
     v = key(ws)
-    opts = {"mip_rel_gap": 1e-6, "mip_abs_gap": 1e-6}
+    opts = Tolerances(1e-6, 1e-6)
     # the solver found nothing before its limit: the warm start is the incumbent
     ex: dict = {}
     sel, term, bound = _reconcile(f, SolveStep(None, Termination.TIME_LIMIT, 0.0), ws, v, key, opts, ex)

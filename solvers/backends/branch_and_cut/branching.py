@@ -52,9 +52,9 @@ class Brancher:
         f_up = np.ceil(xi) - xi
         pc, known = self.pseudo.estimate(cand)
         score = np.maximum(pc[0] * f_dn, 1e-6) * np.maximum(pc[1] * f_up, 1e-6)
-        hint = getattr(self.lazy, "branch_scores", None)
+        hint = self.lazy.branch_scores(lp.x)
         if hint is not None:
-            s = np.asarray(hint(lp.x), dtype=float)[cand]
+            s = np.asarray(hint, dtype=float)[cand]
             fresh = ~(known[0] & known[1])
             if fresh.any():  # no history yet: the lazy rows' own score, on the pseudo-cost scale
                 base = np.median(score[~fresh]) if (~fresh).any() else 1.0

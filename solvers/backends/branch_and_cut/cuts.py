@@ -63,15 +63,14 @@ class Separator:
     def initial_rows(self, left: float, incumbent: np.ndarray | None) -> None:
         """Rows the lazy object proposes before the first LP (``lazy.initial_rows``), within ``initial_share``
         of the seconds ``left``, given the ``incumbent`` selection (or None)."""
-        init = getattr(self.lazy, "initial_rows", None)
-        if init is None or self.opt.initial_share <= 0 or self.stats.get("initial_rows_added"):
+        if self.opt.initial_share <= 0 or self.stats.get("initial_rows_added"):
             return
         budget = None if not np.isfinite(left) else self.opt.initial_share * left
-        block = init(budget, incumbent)
+        block = self.lazy.initial_rows(budget, incumbent)
         if block is not None and block.n_rows:
             self.lp.add_rows(block)
             self.stats["initial_rows_added"] = block.n_rows
             self.lp.ipm_next = block.n_rows >= 1000
-        bound = getattr(self.lazy, "initial_bound", None)  # a valid bound even if the first LP does not finish
+        bound = self.lazy.initial_bound  # a valid bound even if the first LP does not finish
         if bound is not None and np.isfinite(bound):
             self.initial_bound = float(bound)

@@ -94,7 +94,7 @@ class BranchAndCut:
         self.incumbent = Incumbent(key, self.queue.lock, rel, model.integral_objective)
         self.fixing = GlobalFixing(model.col_lb[ints].copy(), model.col_ub[ints].copy(), ints, self.incumbent)
         self.pseudo = PseudoCosts(ints.size, self.queue.lock)
-        self.threads = SearchThreads(opt, getattr(self.lazy, "memory_budget", None), self.queue, self.fixing,
+        self.threads = SearchThreads(opt, self.lazy.memory_budget, self.queue, self.fixing,
                                      self.clock)
         stats = fresh_stats()
         lp = LPRelaxation(h, hp, model, ints, opt, self.clock, stats)
@@ -147,7 +147,7 @@ class BranchAndCut:
         return float(bound) if np.isfinite(bound) else None
 
     def _extra(self, term: Termination) -> dict[str, Any]:
-        lazy_stats = getattr(self.lazy, "stats", {})
+        lazy_stats = self.lazy.stats
         st = dict(self.main.stats)
         members = self.threads.members
         st.update(zip(_ADDITIVE, self.threads.counts(*_ADDITIVE)))

@@ -263,18 +263,13 @@ class Searcher:
 
     def heuristic(self, x: np.ndarray) -> None:
         """Round the LP point (``lazy.round``) and improve it (``lazy.improve``); offer both."""
-        rounder = getattr(self.lazy, "round", None)
-        if rounder is None:
-            return
-        sel = rounder(x)
+        sel = self.lazy.round(x)
         if sel is None:
             return
         self.offer(sel)
-        improve = getattr(self.lazy, "improve", None)
-        if improve is not None:
-            better = improve(np.asarray(sel), x, deadline=self.clock.deadline())
-            if self.offer(better):
-                self.stats["heuristic_improvements"] += 1
+        better = self.lazy.improve(np.asarray(sel), x, deadline=self.clock.deadline())
+        if better is not sel and self.offer(better):
+            self.stats["heuristic_improvements"] += 1
 
 
 class Progress:

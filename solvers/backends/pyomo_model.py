@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import SolverNotInstalledError
-from .model import Block, LinearModel
+from benchsel.formulations.core.errors import SolverNotInstalledError
+from benchsel.formulations.core.model import Block, LinearModel
 
 __all__ = ["PyomoBuildTimeout", "pyomo_environ", "selection_from_pyomo", "to_pyomo"]
 
@@ -40,8 +40,8 @@ class PyomoBuildTimeout(Exception):
     """Raised by :func:`to_pyomo` when its ``deadline`` passes before the model is complete."""
 
 
-def to_pyomo(model: LinearModel, *, deadline: float | None = None) -> Any:
-    """A Pyomo ``ConcreteModel`` equal to ``model``.
+def to_pyomo(model: Any, *, deadline: float | None = None, **options: Any) -> Any:
+    """A Pyomo ``ConcreteModel`` equal to ``model`` (a :class:`LinearModel`, or a formulation's linear statement).
 
     Column block ``b`` becomes ``m.<b>`` (a ``Var`` indexed like the block),
     row block ``r`` becomes ``m.<r>`` (a ``Constraint``), the objective is
@@ -51,13 +51,17 @@ def to_pyomo(model: LinearModel, *, deadline: float | None = None) -> Any:
 
     Parameters
     ----------
-    model : LinearModel
-        A static model (no lazy rows).
+    model : LinearModel or Formulation
+        A static model (no lazy rows), or a formulation whose ``linear_model(**options)`` is built.
     deadline : float, optional
         A ``time.perf_counter()`` value; building stops with
         :class:`PyomoBuildTimeout` once it has passed (checked per component
         element, so a large model cannot overrun a time limit by much).
     """
+    if not isinstance(model, LinearModel):  # a formulation: its linear statement with these model options
+        model = model.linear_model(**model.check_model_options(options))
+    elif options:
+        raise TypeError(f"to_pyomo: model options ({', '.join(options)}) need a formulation, not a LinearModel")
     pyo = pyomo_environ()
     clock = time.perf_counter
 
