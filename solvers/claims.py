@@ -6,6 +6,8 @@ the tolerances it solved with (:class:`~benchsel.formulations.core.result.Tolera
 :func:`judge` decides what the result may keep:
 
 * ``"optimal"`` without a feasible selection becomes ``"unknown"``;
+* an answer the backend found inconsistent with itself (``distrust``: e.g. a reported objective that is not
+  its solution's) keeps its selection as ``"feasible"``, without a bound;
 * ``"infeasible"`` / ``"unbounded"`` while a feasible selection is known becomes ``"feasible"`` (bound dropped);
 * a bound on the wrong side of the objective is clamped to it when the two differ by float noise
   (``1e-9`` relative), and otherwise dropped, an ``"optimal"`` resting on it becoming ``"feasible"``;
@@ -82,7 +84,7 @@ def within(value: float, bound: float, tolerances: Tolerances, unit: float = 1.0
 
 
 def judge(termination: Termination, objective: float | None, bound: float | None, tolerances: Tolerances, *,
-          unit: float = 1.0, claimed: float | None = None) -> Verdict:
+          unit: float = 1.0, claimed: float | None = None, distrust: str | None = None) -> Verdict:
     """The termination and bound a method's answer may keep (every value in minimisation units).
 
     Parameters
@@ -102,6 +104,8 @@ def judge(termination: Termination, objective: float | None, bound: float | None
         The formulation's objective of the selection the method itself returned, when another (a warm
         start) was kept instead: a method that calls a selection optimal that the kept one beats beyond
         the slack, with no bound to back it, is not believed.
+    distrust : str or None
+        Why the backend's own report contradicts itself (its status and bound are then not believed).
 
     Returns
     -------
@@ -114,6 +118,9 @@ def judge(termination: Termination, objective: float | None, bound: float | None
         if term == Termination.OPTIMAL:
             return Verdict(Termination.UNKNOWN, bound, "the method reported optimal without a feasible selection")
         return Verdict(term, bound)
+    if distrust is not None:
+        return Verdict(Termination.FEASIBLE if term in (Termination.OPTIMAL, *_NO_ANSWER) else term, None,
+                       f"the backend's report contradicts itself ({distrust}); its claim and bound are not used")
     if term in _NO_ANSWER:
         return Verdict(Termination.FEASIBLE, None, f"the method reported {term.value}, but a feasible selection "
                                                    "is known")

@@ -461,7 +461,7 @@ class Suite(Estimator):
 
     # ------------------------------------------------------------ estimates
     def _tasks(self, Yt: np.ndarray, alpha: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Task estimates, lows and highs, each shape (T, tasks), rescaled (lows = highs = estimates when
+        """Task estimates and interval ends (low, high), each shape (T, tasks), rescaled (both ends = estimates when
         ``alpha`` is None)."""
         T = Yt.shape[0]
         est = np.empty((T, len(self.tasks_)))

@@ -444,6 +444,8 @@ class SolveStep:
     tolerances : Tolerances or None
         The tolerances the solver worked with (None: the call's ``mip_rel_gap`` / ``mip_abs_gap`` and no
         feasibility slack); ``objective_norm`` is filled from the model when left at its default.
+    distrust : str or None
+        Why the solver's report contradicts itself (see :func:`~benchsel.solvers.claims.judge`), or None.
     """
 
     selection: np.ndarray | None
@@ -452,6 +454,7 @@ class SolveStep:
     extra: dict[str, Any] = field(default_factory=dict)
     build_seconds: float = 0.0
     tolerances: Tolerances | None = None
+    distrust: str | None = None
 
 
 def run_exact(f: Any, options: Mapping[str, Any], *, time_limit: float | None, seed: int | None,
@@ -563,6 +566,6 @@ def _reconcile(f: Any, step: SolveStep, ws: np.ndarray | None, ws_value: float |
         keep, kept_value, source = ws, ws_value, "warm_start"
     extra["incumbent"] = source if keep is not None else ("solver" if sel is not None else None)
     verdict = judge(step.termination, kept_value, step.bound, tolerances,
-                    claimed=value if source == "warm_start" else None)
+                    claimed=value if source == "warm_start" else None, distrust=step.distrust)
     verdict.record(extra)
     return (keep if keep is not None else sel), verdict.termination, verdict.bound

@@ -119,8 +119,10 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     selection : ndarray of int or None
         The best selection when HiGHS found a feasible solution.
     termination : Termination
+        HiGHS' own status (judged by :func:`benchsel.solvers.claims.judge`, not here).
     bound : float or None
-        Bound on the model (minimisation) objective.
+        Bound on the model (minimisation) objective; None when HiGHS' reported objective is not its
+        solution's (``extra["highs_inconsistent"]`` then says so, and the judge refuses the claim).
     extra : dict
     """
     t_enter = time.perf_counter()
@@ -197,8 +199,8 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
                 warm_start=None, highs_options=highs_options, mip_abs_gap=mip_abs_gap, key=key, grace=grace)
             again["highs_warm_start_rejected"] = note + "; solved again without the warm start"
             return sel, term, bound, again
-        extra["highs_inconsistent"] = note
-        return model.selection_from_x(x), (Termination.FEASIBLE if term == Termination.OPTIMAL else term), None, extra
+        extra["highs_inconsistent"] = note  # the one judge keeps the selection, not the claim or the bound
+        return model.selection_from_x(x), term, None, extra
     return (model.selection_from_x(x) if x is not None else None), term, bound, extra
 
 
@@ -233,7 +235,7 @@ def _solve_step(run: ExactRun) -> SolveStep:
         extra["highs_objective"] = run.model.objective_sign * extra["highs_objective"]
     tol = Tolerances(float(o["mip_rel_gap"] or 0.0), float(o["mip_abs_gap"] or 0.0),
                      float(extra.get("highs_feasibility_tolerance", 0.0)))
-    return SolveStep(sel, term, bound, extra, tolerances=tol)
+    return SolveStep(sel, term, bound, extra, tolerances=tol, distrust=extra.get("highs_inconsistent"))
 
 
 @register_method(

@@ -74,3 +74,12 @@ def test_highs_optimum_on_sixty_real_items_is_reported_optimal():
     assert r.termination == "optimal" and r.feasible and "claim_rejected" not in r.extra
     assert r.bound is not None and r.bound <= r.objective
     assert r.gap is not None and r.gap < 1e-4
+
+
+def test_a_report_that_contradicts_itself_keeps_its_selection_not_its_claim():
+    from benchsel.solvers.claims import judge
+
+    v = judge(Termination.OPTIMAL, 2.0, 2.0, Tolerances(1e-6), distrust="objective 1 reported for a 2")
+    assert v.termination == Termination.FEASIBLE and v.bound is None and "contradicts itself" in v.reason
+    v = judge(Termination.TIME_LIMIT, 2.0, 1.5, Tolerances(1e-6), distrust="x")
+    assert v.termination == Termination.TIME_LIMIT and v.bound is None
