@@ -18,6 +18,7 @@ estimate between two binary items (natural logarithms).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from scipy.special import digamma
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.validation import as_array, check_int, check_rng
 from benchsel.formulations.estimation import get_estimator
+from benchsel.formulations.estimation.base import UninformativeSourcesWarning
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 
 from .baselines import FittedSelection, selection_target
@@ -229,8 +231,10 @@ def mrmr_ridge(f: RankingRiskReconstruction, metric: int | str = "average", seed
     F, tag = selection_target(f, metric)
     order = mrmr_order(F, f.budget, seed, n_neighbors=n_neighbors)
     sel = np.sort(order)
-    ests: tuple[Any, ...] = tuple(get_estimator("ridge", alphas=alphas, clip=False).fit(f.X[:, :, k], sel)
-                 for k in range(f.n_metrics))
+    with warnings.catch_warnings():  # reconstruction only: the warning's intervals do not apply here
+        warnings.simplefilter("ignore", UninformativeSourcesWarning)
+        ests: tuple[Any, ...] = tuple(get_estimator("ridge", alphas=alphas, clip=False).fit(f.X[:, :, k], sel)
+                                      for k in range(f.n_metrics))
     return FittedSelection(f"mrmr_{tag}", sel, None, False, {"order": order.tolist(),
                                                                 "alpha": [e.alpha_ for e in ests]},
                            estimators=ests)

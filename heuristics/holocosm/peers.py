@@ -3,6 +3,7 @@ tinyBenchmarks (IRT item parameters + weighted K-means). mRMR + RidgeCV is :mod:
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from scipy.optimize import linear_sum_assignment
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.validation import as_array, check_choice, check_int, check_rng
 from benchsel.formulations.estimation import fit_irt, get_estimator
+from benchsel.formulations.estimation.base import UninformativeSourcesWarning
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 
 from .baselines import BaselineSelection, FittedSelection, _sqdist, anchorpoints, selection_target
@@ -219,7 +221,9 @@ def tinybenchmarks(f: RankingRiskReconstruction, metric: int | str = "average", 
     lo = f.X.min(axis=(0, 1))
     span = np.ptp(f.X, axis=(0, 1))
     span = np.where(span > 0, span, 1.0)
-    ests = tuple(get_estimator("irt", variant="gp-irt", seed=seed).fit((f.X[:, :, k] - lo[k]) / span[k], sel)
-                 for k in range(f.n_metrics))
+    with warnings.catch_warnings():  # reconstruction only: the warning's intervals do not apply here
+        warnings.simplefilter("ignore", UninformativeSourcesWarning)
+        ests = tuple(get_estimator("irt", variant="gp-irt", seed=seed).fit((f.X[:, :, k] - lo[k]) / span[k], sel)
+                     for k in range(f.n_metrics))
     return FittedSelection(f"tinybenchmarks_{tag}_gpirt", sel, w, False, extra, estimators=ests, lo=lo, span=span,
                            clip=True)
