@@ -19,7 +19,7 @@ one-process table.
 
 Usage::
 
-    flock /work/locks/heavy python -m benchsel.benchmarks.studies.reader_scale [--models 1000] [--jobs 2]
+    python -m benchsel.benchmarks.studies.reader_scale [--models 1000] [--jobs 2]
 """
 from __future__ import annotations
 
