@@ -119,10 +119,9 @@ def solve_model_highs(model: LinearModel, *, time_limit: float | None = None, se
     selection : ndarray of int or None
         The best selection when HiGHS found a feasible solution.
     termination : Termination
-        HiGHS' own status (judged by :func:`benchsel.solvers.claims.judge`, not here).
+        HiGHS' own status (the judge, :mod:`benchsel.solvers.claims`, decides the claim).
     bound : float or None
-        Bound on the model (minimisation) objective; None when HiGHS' reported objective is not its
-        solution's (``extra["highs_inconsistent"]`` then says so, and the judge refuses the claim).
+        Bound on the model (minimisation) objective (None with ``extra["highs_inconsistent"]``).
     extra : dict
     """
     t_enter = time.perf_counter()
