@@ -151,7 +151,8 @@ class Compressed:
 
     def subset(self, Y: Any) -> Any:
         """The selected columns of a models x items matrix of the full benchmark, shape (models, k)
-        (of multi-metric scores, shape (models, k, metrics)).
+        (of multi-metric scores, shape (models, k, metrics)); one model's vector, shape (n_items,), gives
+        shape (k,).
 
         A DataFrame keeps its labels: when :func:`compress` was given a DataFrame, its columns are
         taken by item label (a named error lists labels it lacks), otherwise by position.
@@ -170,9 +171,11 @@ class Compressed:
                 raise InvalidInputError(f"Y: expected columns for every selected item label, missing {len(missing)} "
                                         f"of {self.k}: {_some(missing)}")
             sub = Y.loc[:, list(self.item_labels)]
-            check_matrix(sub, None, "Y")
+            check_matrix(sub, None, "Y", min_models=1)
             return sub
-        A, _ = check_matrix(Y, None, "Y")
+        if not frame and np.ndim(Y) == 1:  # one model's scores on every item, shape (n_items,)
+            return self.subset(np.asarray(Y)[None, :])[0]
+        A, _ = check_matrix(Y, None, "Y", min_models=1)
         if A.shape[1] != self.n_items:
             hint = " (it looks transposed: pass Y.T)" if A.shape[0] == self.n_items else ""
             raise InvalidInputError(f"Y: expected {self.n_items} items (columns), got {_axes_doc(A)}{hint}")

@@ -409,8 +409,11 @@ def _axes_doc(Y: np.ndarray) -> str:
     return f"shape {Y.shape}: {Y.shape[0]} models (rows) x {Y.shape[1]} items (columns)"
 
 
-def check_matrix(Y: Any, k: int | None = None, name: str = "Y") -> tuple[np.ndarray, np.ndarray | None]:
+def check_matrix(Y: Any, k: int | None = None, name: str = "Y", *, min_models: int = 2
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """A models x items score matrix (and its column labels when ``Y`` is a DataFrame).
+
+    ``min_models`` is 2 for sources to learn from, 1 for new models' scores.
 
     Raises a message that says which axis is which, and suggests ``Y.T`` when
     the shape can only make sense transposed (``k`` not below the number of
@@ -422,7 +425,7 @@ def check_matrix(Y: Any, k: int | None = None, name: str = "Y") -> tuple[np.ndar
         labels = np.asarray(Y.columns)
     A = check_scores(Y, name, ndim=(2,), axes=("model", "item"), shape_doc="(models, items)")
     M, N = A.shape
-    if M < 2 and N >= 2:
+    if M < min_models and N >= 2:
         raise InvalidInputError(f"{name}: expected at least 2 models (rows) to learn from, got {_axes_doc(A)}")
     if k is not None:
         if k >= N:

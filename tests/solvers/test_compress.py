@@ -254,3 +254,15 @@ def test_a_sampling_design_selection(Y):
     r = select_items(Y[:40], 7, "stratified", seed=2)
     assert r.items.size == 7 and np.all(np.diff(r.items) > 0) and r.weights.sum() == pytest.approx(1.0)
     assert r.result.termination == "converged" and r.result.formulation == "sampling design"
+
+
+def test_subset_and_predict_take_one_new_model():
+    rng = np.random.default_rng(0)
+    Y = (rng.random((30, 100)) < 0.6).astype(float)
+    c = benchsel.compress(Y[:25], 10, seed=0)
+    one = c.subset(Y[25:26])
+    assert one.shape == (1, 10) and np.array_equal(one[0], Y[25, c.items])
+    assert np.array_equal(c.subset(Y[25]), Y[25, c.items])
+    assert np.allclose(c.predict(c.subset(Y[25:26])), c.predict(Y[25:26, c.items]))
+    with pytest.raises(InvalidInputError, match="Y: expected 100 items"):
+        c.subset(Y[25:26, :50])
