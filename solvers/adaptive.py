@@ -221,11 +221,9 @@ class AdaptiveEvaluation:
             self.state = "exhausted"
             return
         self._design.look(self._scores)
-        if self._design.may_stop():
-            _, lo, hi = self._interval()
-            if (hi - lo) / 2 <= self.half_width / self._span:
-                self.state = "narrow"
-                return
+        if self._design.narrow(self._scores, self.half_width / self._span):
+            self.state = "narrow"
+            return
         self.state = "budget" if n >= self.max_items else "running"
 
     def _draw_batch(self) -> np.ndarray:

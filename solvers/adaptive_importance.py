@@ -181,9 +181,13 @@ class ImportanceDesign:
         if len(self._log) == 0:
             self._fixed = self._fixed_of()
 
-    def may_stop(self) -> bool:
-        """``MIN_DRAWS`` draws were made after the pilot."""
-        return len(self._log) >= MIN_DRAWS
+    def narrow(self, scores: dict[int, float], half_width: float) -> bool:
+        """``MIN_DRAWS`` draws were made after the pilot and the interval's half-width is at most
+        ``half_width`` ([0, 1] scale)."""
+        if len(self._log) < MIN_DRAWS:
+            return False
+        got = self.interval(scores)
+        return got is not None and (got[2] - got[1]) / 2 <= half_width
 
     def interval(self, scores: dict[int, float]) -> tuple[float, float, float] | None:
         """``(estimate, low, high)`` on the [0, 1] scale from the answered draws (None before any answer)."""

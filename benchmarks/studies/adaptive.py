@@ -143,8 +143,9 @@ def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
 
 
 def step_times(n_sources: int, n_items: int, batch: int, seed: int = 0, steps: int = 25,
-               design: str = DESIGNS[0]) -> list[float]:
-    """Seconds of each ``observe`` + ``next_items`` of one evaluation on synthetic 0/1 2PL scores."""
+               design: str = DESIGNS[0]) -> tuple[list[float], list[float]]:
+    """Seconds of each ``observe`` + ``next_items`` of one evaluation on synthetic 0/1 2PL scores, and of the
+    ``estimate()`` after it (the nested design fits the default estimator there, and at a look that may stop)."""
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=n_sources + 1)
     p = 1 / (1 + np.exp(-rng.uniform(0.5, 2.5, n_items) * (theta[:, None] - rng.normal(size=n_items))))
@@ -152,15 +153,18 @@ def step_times(n_sources: int, n_items: int, batch: int, seed: int = 0, steps: i
     c = compress(Y[:-1], 20, seed=seed, selection_options={"draws": 1})
     ev = AdaptiveEvaluation(c, half_width=0.005, batch=batch, seed=seed, design=design)
     it = ev.next_items()
-    out = []
+    out, est = [], []
     for _ in range(steps):
         t0 = time.perf_counter()
         ev.observe(it, Y[-1, it])
         it = ev.next_items()
         out.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ev.estimate()
+        est.append(time.perf_counter() - t0)
         if not it.size:
             break
-    return out
+    return out, est
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -222,13 +226,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         steps = {d: step_times(a.step_sources, a.step_items, a.batch * 2, design=d) for d in a.designs}
     rows = [r for p in parts for r in p]
     summary = summarise(rows, a.half_width)
-    step = [{"design": d, "sources": a.step_sources, "items": a.step_items, "step": i + 1, "seconds": s}
-            for d, ts in steps.items() for i, s in enumerate(ts)]
+    step = [{"design": d, "sources": a.step_sources, "items": a.step_items, "step": i + 1, "seconds": s,
+             "estimate_seconds": e} for d, (ts, es) in steps.items() for i, (s, e) in enumerate(zip(ts, es))]
     print(_table(summary, ["dataset", "regime", "method", "targets", "items", "ratio", "coverage", "abs_error",
                            "half_width", "note"]))
-    for d, ts in steps.items():
+    for d, (ts, es) in steps.items():
         print(f"\nstep (observe + next_items), design {d!r}, {a.step_sources} sources x {a.step_items} items, "
-              f"batch {a.batch * 2}: median {np.median(ts):.3f} s, max {np.max(ts):.3f} s over {len(ts)} steps")
+              f"batch {a.batch * 2}: median {np.median(ts):.3f} s, max {np.max(ts):.3f} s over {len(ts)} steps; "
+              f"estimate(): median {np.median(es):.3f} s, max {np.max(es):.3f} s")
     print(f"({time.perf_counter() - t0:.0f} s)")
     if a.out is not None:
         _write(a.out / "targets.csv", rows)
