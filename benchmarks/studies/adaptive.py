@@ -105,7 +105,11 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _fixed_items(rows: list[dict[str, Any]], H: float) -> tuple[float, float, int | None]:
-    """(items where the mean half-width crosses ``H``, coverage at the first grid k reaching it, that k)."""
+    """(items where the mean half-width crosses ``H``, coverage at the first grid k reaching it, that k).
+
+    Stopping each target where its own half-width reaches ``H`` cannot need fewer items on average than this
+    unless the half-widths differ across targets: with half-widths ``c_t / sqrt(k)`` it needs
+    ``mean(c^2) / mean(c)^2`` times as many (:func:`_spread`)."""
     ks = sorted({int(r["k"]) for r in rows})
     hw = [float(np.mean([r["half_width"] for r in rows if r["k"] == k])) for k in ks]
     for i, (k, h) in enumerate(zip(ks, hw)):
@@ -118,6 +122,12 @@ def _fixed_items(rows: list[dict[str, Any]], H: float) -> tuple[float, float, in
     return math.nan, math.nan, None
 
 
+def _spread(rows: list[dict[str, Any]], k: int | None) -> float:
+    """``mean(h^2) / mean(h)^2`` of the fixed design's half-widths over the targets at ``k``."""
+    h = np.asarray([r["half_width"] for r in rows if r["k"] == k], dtype=float)
+    return float(np.mean(h**2) / np.mean(h) ** 2) if h.size else math.nan
+
+
 def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
     """One row per (data set, regime, method): mean items, ratio to the fixed design's, coverage at the stop,
     mean absolute error and mean half-width, with the number of targets."""
@@ -128,7 +138,8 @@ def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
         fixed_n, fixed_cov, k_at = _fixed_items([r for r in cell if r["method"] == "fixed"], H)
         out.append({"dataset": ds, "regime": regime, "method": "fixed", "targets": "",
                     "items": fixed_n, "ratio": 1.0, "coverage": fixed_cov, "abs_error": math.nan,
-                    "half_width": H, "note": f"coverage at k={k_at}"})
+                    "half_width": H, "note": f"coverage at k={k_at}; half-width spread "
+                                            f"{_spread([r for r in cell if r['method'] == 'fixed'], k_at):.3f}"})
         for m in [*METHOD.values(), *PEERS]:
             rs = [r for r in cell if r["method"] == m]
             if not rs:
