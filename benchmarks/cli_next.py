@@ -3,7 +3,7 @@
 ::
 
     benchsel next DIR NEW_LOGS --half-width 0.05 --batch 20 --out next.json [--alpha A] [--max-items M]
-                  [--seed N] [--json] [--metric ...] [--filter F] [--format ...]
+                  [--seed N] [--design D] [--json] [--metric ...] [--filter F] [--format ...]
 
 ``DIR`` is a folder written by ``benchsel compress``; ``NEW_LOGS`` the new model's lm-eval sample logs
 so far (one folder holding one or several runs). The command replays
@@ -11,7 +11,7 @@ so far (one folder holding one or several runs). The command replays
 from the seed and the answers, so nothing else is stored), prints the current estimate and its
 interval and either writes the next batch as an lm-eval ``--samples`` file (``--out``) or says the
 evaluation is done. Every call of one evaluation takes the same ``--seed``, ``--batch``,
-``--half-width``, ``--alpha`` and ``--max-items``.
+``--half-width``, ``--alpha``, ``--max-items`` and ``--design``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.instances.evallogs import find_lm_eval_logs, write_samples_json
-from benchsel.solvers.adaptive import AdaptiveEvaluation
+from benchsel.solvers.adaptive import DESIGNS, AdaptiveEvaluation
 from benchsel.solvers.compression import load_compressed
 
 from .cli_compress import _err, _read, _reader_options
@@ -49,6 +49,8 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha", type=float, default=0.1, help="miscoverage of the interval (0.1: 90 %%)")
     p.add_argument("--max-items", type=int, default=None, metavar="M", help="most items to evaluate")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the draws (same in every call)")
+    p.add_argument("--design", choices=list(DESIGNS), default=DESIGNS[0],
+                   help="how the batches are chosen (default nested; same in every call)")
     p.add_argument("--out", type=Path, default=Path("next.json"), metavar="FILE",
                    help="where to write the next --samples file (default next.json)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -81,7 +83,7 @@ def replay(ev: AdaptiveEvaluation, answered: dict[int, float]) -> np.ndarray:
             f"{' ...' if len(extra) > 6 else ''}); "
             + ("none of the compression's first batch is answered: logs of another compression?"
                if none else "logs of another compression, or an earlier call with other --seed, --batch, "
-                            "--half-width, --alpha or --max-items?"))
+                            "--half-width, --alpha, --max-items or --design?"))
     return todo
 
 
@@ -124,7 +126,7 @@ def cmd_next(args: argparse.Namespace) -> int:
     _err(f"loading {str(args.dir)!r} (refitting its estimator on the stored source scores)")
     c = load_compressed(args.dir)
     ev = AdaptiveEvaluation(c, alpha=args.alpha, half_width=args.half_width, batch=args.batch,
-                            max_items=args.max_items, seed=args.seed)
+                            max_items=args.max_items, seed=args.seed, design=args.design)
     answered: dict[int, float] = {}
     if args.new_logs.exists() and any(args.new_logs.iterdir()):
         answered = _answers(c, _read_runs(args.new_logs, args, dict(getattr(c.source, "reader", {}) or {})))

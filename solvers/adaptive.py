@@ -10,165 +10,36 @@
     estimate, low, high = ev.estimate()
     ev.state                      # "narrow", "budget" or "exhausted"
 
-The first batch is the compression's own selection (``c.items``, the *pilot*; until two later draws are
-answered, :meth:`AdaptiveEvaluation.estimate` gives the compression's own estimate and interval). Every
-later item is drawn at random, one at a
-time without replacement, from the items not yet evaluated, with probability
+The first batch is the compression's own selection (``c.items``, the *pilot*). Two designs choose the later
+batches (``design``):
 
-``q_t(j) = (1 - EPS) sqrt(v_t(j)) / sum_{R_t} sqrt(v_t) + EPS / |R_t|``,
-
-``v_t(j) = max(f_t(j) (1 - f_t(j)), V_FLOOR)`` the predicted squared residual of item ``j`` under
-``f_t``, the item scores predicted for this model from the sources and its answers so far
-(:class:`ItemPredictor`). With ``R_t`` the items not evaluated before draw ``t`` and ``i_t`` the drawn
-item, the draw's estimate of the benchmark's total
-
-``Z_t = sum_{evaluated before t} y + sum_{j in R_t} f_t(j) + (y_{i_t} - f_t(i_t)) / q_t(i_t)``
-
-is unbiased for the total given everything before the draw, whatever ``f_t`` and ``q_t`` are, because both
-are fixed before the draw (an adaptive importance sampling / AIPW estimate; the pilot's scores enter
-exactly). The estimate recomputes the ``Z_t`` with cross-fitted predictions (the draws of batch ``b`` with
-predictions fitted on the pilot and the batches of the other ``FOLDS - 1`` folds), which keeps the draw's
-residual out of its own prediction and uses the later answers too (the predictions then depend slightly on
-later draws: the unbiasedness is approximate, the bias of a smooth four-parameter fit). The estimate is the
-weighted mean of the ``Z_t`` with weights fixed before each batch (``1 / sqrt`` of the draw's predicted
-variance), its variance the weighted sum of squared deviations (a martingale central limit theorem), floored
-by the predicted variance (:class:`DrawLog`). A model unlike the sources (stronger than all of them) gets
-poor ``f_t``: the estimate stays unbiased, its variance grows and the loop runs longer; the uniform share
-``EPS`` of every draw bounds the weights. Before it may stop the loop needs ``MIN_DRAWS`` draws, and the
-variance has ``PRIOR_DRAWS`` pseudo-draws of a uniform draw's variance (so that a model scoring alike on the
-first items does not get a zero-width interval, SPEC F11).
+* ``"nested"`` (default, :mod:`benchsel.solvers.adaptive_nested`): a fixed sequence of balanced stratified
+  batches of the items not yet evaluated, every prefix estimated by the default estimator (``"auto"``) with its
+  interval; the loop stops at the first answered batch whose interval is narrow enough. The savings over a
+  fixed design come from stopping each model where its own interval is narrow enough.
+* ``"importance"`` (:mod:`benchsel.solvers.adaptive_importance`): items drawn one at a time with probability
+  growing with their predicted uncertainty for this model, a martingale AIPW estimate.
 
 Scores are on the sources' scale: ``[0, 1]`` when the sources' scores lie there, else the sources' range.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, logit
-from scipy.stats import norm
 
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.core.validation import check_float, check_int, check_seed, describe
+from benchsel.formulations.core.validation import check_choice, check_float, check_int, check_seed, describe
 
-__all__ = ["EPS", "MIN_DRAWS", "PRIOR_DRAWS", "STATES", "V_FLOOR", "AdaptiveEvaluation", "DrawLog", "ItemPredictor"]
+from .adaptive_importance import ImportanceDesign
+from .adaptive_nested import NestedDesign
 
-#: Uniform share of every draw's probabilities (bounds the importance weights by ``|R_t| / EPS``).
-EPS = 0.2
-#: Floor of the predicted squared residual of an item (on the [0, 1] scale).
-V_FLOOR = 0.01
-#: Draws after the pilot before the interval may stop the loop.
-MIN_DRAWS = 30
-#: Pseudo-draws of a uniform draw's variance added to the variance (a floor near the ends of the range).
-PRIOR_DRAWS = 4
-#: Neighbours (nearest sources on the evaluated items) behind the third item feature.
-NEIGHBOURS = 5
-#: Folds of the batches for cross-fitted predictions in the estimate.
-FOLDS = 5
-#: Ridge of the calibration of the features to the target's answers.
-RIDGE = 2.0
+__all__ = ["DESIGNS", "STATES", "AdaptiveEvaluation"]
+
 #: ``state`` values: waiting for answers, or why the loop stopped.
 STATES = ("pilot", "running", "narrow", "budget", "exhausted")
-
-_CLIP = 0.02
-
-
-class ItemPredictor:
-    """Item scores predicted for one new model: source features calibrated to its answers.
-
-    Features of item ``j`` (logits of clipped means, the sources' scores scaled to [0, 1]): the mean
-    over all sources, over the strongest fifth, and over the ``NEIGHBOURS`` sources closest to the
-    target on the items it answered. A logistic regression of the target's answers on them (ridge
-    ``RIDGE``, the intercept free) gives ``f(j)``; with few answers it stays close to the target's mean.
-
-    Parameters
-    ----------
-    U : ndarray, shape (S, N)
-        Source scores scaled to [0, 1].
-    """
-
-    def __init__(self, U: np.ndarray) -> None:
-        self.U = U
-        S = U.shape[0]
-        top = np.argsort(-U.mean(axis=1), kind="stable")[: min(S, max(2, math.ceil(0.2 * S)))]
-        self._base = np.column_stack([np.ones(U.shape[1]), _lg(U.mean(axis=0)), _lg(U[top].mean(axis=0))])
-
-    def predict(self, items: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Predicted scores of every item, shape (N,), given the answers ``y`` (shape (n,)) on ``items``."""
-        if not items.size:
-            return np.full(self.U.shape[1], 0.5)
-        X = self._features(items, y)
-        return expit(X @ _logistic(X[items], y))
-
-    def _features(self, items: np.ndarray, y: np.ndarray) -> np.ndarray:
-        U = self.U
-        dist = np.abs(U[:, items] - y[None, :]).mean(axis=1)
-        near = np.argsort(dist, kind="stable")[: min(U.shape[0], NEIGHBOURS)]
-        return np.column_stack([self._base, _lg(U[near].mean(axis=0))])
-
-
-def _lg(p: np.ndarray) -> np.ndarray:
-    return logit(np.clip(p, _CLIP, 1.0 - _CLIP))
-
-
-def _logistic(X: np.ndarray, y: np.ndarray, iters: int = 25) -> np.ndarray:
-    """Ridge-penalised logistic regression (fractional outcomes allowed; the intercept, column 0, nearly
-    free), shape (p,)."""
-    pen = RIDGE * np.ones(X.shape[1])
-    pen[0] *= 1e-3
-    b = np.zeros(X.shape[1])
-    for _ in range(iters):
-        p = expit(X @ b)
-        g = X.T @ (y - p) - pen * b
-        H = (X * (p * (1 - p))[:, None]).T @ X + np.diag(pen)
-        step = np.linalg.solve(H, g)
-        b = b + step
-        if float(np.max(np.abs(step))) < 1e-8:
-            break
-    return b
-
-
-@dataclass
-class DrawLog:
-    """The draws after the pilot (on the [0, 1] scale).
-
-    Per draw ``t``: ``item``, its probability ``q`` at the draw, its ``fold`` (batch number modulo
-    ``FOLDS``), the batch's weight ``w`` and ``pv``, the draw's predicted variance of ``Z_t`` when its
-    batch was drawn.
-    """
-
-    item: list[int] = field(default_factory=list)
-    q: list[float] = field(default_factory=list)
-    fold: list[int] = field(default_factory=list)
-    w: list[float] = field(default_factory=list)
-    pv: list[float] = field(default_factory=list)
-
-    def add(self, item: int, q: float, fold: int, w: float, pv: float) -> None:
-        self.item.append(item)
-        self.q.append(q)
-        self.fold.append(fold)
-        self.w.append(w)
-        self.pv.append(pv)
-
-    def __len__(self) -> int:
-        return len(self.item)
-
-    def totals(self, F: np.ndarray, before: np.ndarray, res: np.ndarray) -> np.ndarray:
-        """``Z_t`` of the answered draws, shape (n,): ``F`` (shape (n,)) each draw's sum of predictions over
-        all items, ``before`` (shape (n,)) its sum of residuals over the items evaluated before it,
-        ``res`` (shape (n,)) its own residual (score minus prediction)."""
-        return F + before + res / np.asarray(self.q[: res.size])
-
-    def interval(self, Z: np.ndarray, N: int, prior_var: float) -> tuple[float, float]:
-        """(mean estimate, its variance) from ``Z`` (totals), both on the [0, 1] scale of the mean."""
-        w = np.asarray(self.w[: Z.size])
-        est = float(w @ Z / w.sum())
-        ss = float(w**2 @ (Z - est) ** 2) * Z.size / max(Z.size - 1, 1)
-        ss = max(ss, float(w**2 @ np.asarray(self.pv[: Z.size])))
-        var = (ss + PRIOR_DRAWS * float(np.mean(w)) ** 2 * prior_var) / float(w.sum()) ** 2
-        return est / N, var / N**2
+#: Designs of the batches after the pilot (the first is the default).
+DESIGNS = ("nested", "importance")
 
 
 class AdaptiveEvaluation:
@@ -190,6 +61,8 @@ class AdaptiveEvaluation:
         Most items to evaluate, pilot included (default: every item).
     seed : int
         Seeds the draws; the same seed and answers give the same batches.
+    design : {"nested", "importance"}
+        How the batches after the pilot are chosen and estimated (module docstring; default ``"nested"``).
 
     Attributes
     ----------
@@ -200,7 +73,7 @@ class AdaptiveEvaluation:
     """
 
     def __init__(self, c: Any, alpha: float = 0.1, half_width: float = 0.05, batch: int = 10,
-                 max_items: int | None = None, seed: int = 0) -> None:
+                 max_items: int | None = None, seed: int = 0, design: str = DESIGNS[0]) -> None:
         src = getattr(c, "source", None)
         if src is None or getattr(src, "scores", None) is None or not hasattr(c, "items"):
             raise InvalidInputError(f"c: expected a compression with its source scores (benchsel.compress or "
@@ -220,6 +93,7 @@ class AdaptiveEvaluation:
         N = Y.shape[1]
         self.max_items = N if max_items is None else check_int(max_items, "max_items", low=1, high=N)
         self.seed = check_seed(seed)
+        self.design = check_choice(design, "design", DESIGNS)
         self.c = c
         self.N = N
         lo, hi = float(np.min(Y)), float(np.max(Y))
@@ -229,16 +103,14 @@ class AdaptiveEvaluation:
             raise InvalidInputError("c: every source score is equal; the sources carry no information on the "
                                     "items (evaluate the new model on a random subset instead)")
         self._span = span
-        self._z = float(norm.ppf(1.0 - self.alpha / 2.0))
-        self._rng = np.random.default_rng(self.seed)
-        self._predictor = ItemPredictor((Y - self.low) / span)
         self.pilot = np.asarray(c.items, dtype=np.int64)[: self.max_items]
-        self._log = DrawLog()
+        U = (Y - self.low) / span
+        self._design: NestedDesign | ImportanceDesign = (
+            NestedDesign(U, self.pilot, self.alpha, self.seed) if self.design == "nested"
+            else ImportanceDesign(U, self.pilot, self._pilot_interval, self.alpha, self.seed))
         self._scores: dict[int, float] = {}  # item -> score on the [0, 1] scale
         self._asked: list[int] = []  # items in the order asked
         self._pending: set[int] = set()
-        self._fixed: tuple[float, float, float] | None = None
-        self._batches = 0
         self.state = "pilot"
 
     # -------------------------------------------------------------- the loop
@@ -318,54 +190,17 @@ class AdaptiveEvaluation:
         self._pending.update(items)
         return np.asarray(items, dtype=np.int64)
 
-    def _answered_draws(self) -> np.ndarray:
-        """Scaled scores of the longest answered prefix of the draws, in draw order."""
-        out = []
-        for i in self._log.item:
-            if i not in self._scores:
-                break
-            out.append(self._scores[i])
-        return np.asarray(out, dtype=float)
-
     def _interval(self) -> tuple[float, float, float]:
         if self.state == "exhausted":
             m = float(np.mean(list(self._scores.values())))
             return m, m, m
-        y = self._answered_draws()
-        if y.size >= 2:
-            Z = self._totals(y)
-            m = float(np.clip(np.mean(list(self._scores.values())), 0.02, 0.98))
-            est, var = self._log.interval(Z, self.N, self.N**2 * m * (1 - m))
-            h = self._z * math.sqrt(var)
-            return est, est - h, est + h
-        if self._fixed is not None:
-            return self._fixed
+        got = self._design.interval(self._scores)
+        if got is not None:
+            return got
         if self._scores:
             m = float(np.mean(list(self._scores.values())))
             return m, 0.0, 1.0
         return 0.5, 0.0, 1.0
-
-    def _totals(self, y: np.ndarray) -> np.ndarray:
-        """``Z_t`` of the answered draws (scores ``y``, draw order) with cross-fitted predictions: the
-        residuals of the draws of fold ``b`` (batches ``b``, ``b + FOLDS``, ...) come from predictions fitted
-        on the pilot and the other folds."""
-        n = y.size
-        log = self._log
-        items = np.asarray(log.item[:n], dtype=np.int64)
-        fold = np.asarray(log.fold[:n])
-        py = np.asarray([self._scores[i] for i in self.pilot.tolist()], dtype=float)
-        F, before, res = np.empty(n), np.empty(n), np.empty(n)
-        for b in np.unique(fold).tolist():
-            keep = fold != b
-            fit_items = np.concatenate([self.pilot, items[keep]])
-            f = self._predictor.predict(fit_items, np.concatenate([py, y[keep]]))
-            r_all = np.concatenate([py - f[self.pilot], y - f[items]])  # pilot, then draws in order
-            cum = np.cumsum(r_all)
-            sel = np.flatnonzero(fold == b)
-            F[sel] = f.sum()
-            before[sel] = cum[self.pilot.size + sel - 1]
-            res[sel] = r_all[self.pilot.size + sel]
-        return log.totals(F, before, res)
 
     def _pilot_interval(self) -> tuple[float, float, float] | None:
         """The compression's own estimate and interval on the pilot, scaled to [0, 1] (None if not usable)."""
@@ -378,45 +213,19 @@ class AdaptiveEvaluation:
         except (InvalidInputError, NotImplementedError, AttributeError):
             return None
         vals = [(v - self.low) / self._span for v in (est, float(np.ravel(lo)[0]), float(np.ravel(hi)[0]))]
-        return (vals[0], vals[1], vals[2]) if all(math.isfinite(v) for v in vals) else None
+        return (vals[0], vals[1], vals[2]) if all(np.isfinite(v) for v in vals) else None
 
     def _update_state(self) -> None:
         n = len(self._scores)
         if n >= self.N:
             self.state = "exhausted"
             return
-        if len(self._log) == 0:
-            self._fixed = self._pilot_interval()
-        elif len(self._log) >= MIN_DRAWS:
-            _, lo, hi = self._interval()
-            if (hi - lo) / 2 <= self.half_width / self._span:
-                self.state = "narrow"
-                return
+        self._design.look(self._scores)
+        if self._design.narrow(self._scores, self.half_width / self._span):
+            self.state = "narrow"
+            return
         self.state = "budget" if n >= self.max_items else "running"
 
     def _draw_batch(self) -> np.ndarray:
-        done = np.fromiter(self._scores, dtype=np.int64, count=len(self._scores))
-        y = np.asarray([self._scores[i] for i in done.tolist()], dtype=float)
-        f = self._predictor.predict(done, y)
-        rest = np.ones(self.N, dtype=bool)
-        rest[done] = False
-        b = min(self.batch, self.max_items - done.size, int(rest.sum()))
-        r = np.sqrt(np.maximum(f * (1.0 - f), V_FLOOR))
-        v = np.maximum(f * (1.0 - f), V_FLOOR)
-        idx = np.flatnonzero(rest)
-        q = (1.0 - EPS) * r[idx] / r[idx].sum() + EPS / idx.size
-        pv = float(np.sum(v[idx] / q))  # predicted variance of the batch's first draw's Z
-        w = 1.0 / math.sqrt(pv)
-        picks: list[int] = []
-        fold = self._batches % FOLDS
-        self._batches += 1
-        for _ in range(b):
-            j = int(self._rng.choice(idx.size, p=q / q.sum()))
-            i = int(idx[j])
-            q_i = float(q[j] / q.sum())
-            self._log.add(i, q_i, fold, w, pv)
-            picks.append(i)
-            idx = np.delete(idx, j)
-            if idx.size:
-                q = np.delete(q, j)
-        return self._ask(picks)
+        b = min(self.batch, self.max_items - len(self._scores), self.N - len(self._scores))
+        return self._ask(self._design.batch(self._scores, b))

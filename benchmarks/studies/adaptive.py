@@ -2,14 +2,15 @@
 
 Usage::
 
-    python -m benchsel.benchmarks.studies.adaptive --out results/adaptive            # ~5-10 min on 2 cores
+    python -m benchsel.benchmarks.studies.adaptive --out results/adaptive            # ~5-8 min on 2 cores
     python -m benchsel.benchmarks.studies.adaptive --quick                           # one data set, one seed
 
 For each data set, regime (``random``: random targets, the other models the sources; ``strongest``: the
 strongest models held out, the weakest as sources, SPEC F9) and seed, and for every target:
 
 * :class:`~benchsel.solvers.adaptive.AdaptiveEvaluation` on ``compress(S, K0)`` (``alpha = 0.1``,
-  ``--half-width``, ``--batch``): items used, covered at the stop, absolute error;
+  ``--half-width``, ``--batch``) with each of ``--designs`` (methods ``adaptive`` for the default ``"nested"``,
+  ``adaptive-importance`` for ``"importance"``): items used, covered at the stop, absolute error;
 * the fixed design, the default :func:`~benchsel.compress` at each ``k`` of ``--ks``: the mean half-width of
   its 90 % intervals over the targets; the items it needs for ``--half-width`` are the ``k`` where the
   cell's mean half-width crosses it (linear interpolation between grid points), and its coverage the
@@ -47,6 +48,9 @@ from .._data import default_data_dir
 DATASETS = ("benchmark_prediction/helm_lite_med_qa", "benchmark_prediction/openllm_v2_musr",
             "benchmark_prediction/helm_lite_mmlu")
 PEERS = ("bayesame", "rs-mean", "bayes-aipw")
+DESIGNS = ("nested", "importance")
+#: The study's method name of each design.
+METHOD = {"nested": "adaptive", "importance": "adaptive-importance"}
 KS = (40, 80, 120, 160, 200, 280)
 Z90 = 1.6448536269514722
 
@@ -70,13 +74,14 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
     for t in sp.targets.tolist():
         y = Y[t]
         truth = float(y.mean())
-        ev = AdaptiveEvaluation(c0, alpha=0.1, half_width=H, batch=job["batch"], seed=job["seed"])
-        while len(it := ev.next_items()):
-            ev.observe(it, y[it])
-        est, lo, hi = ev.estimate()
-        rows.append({**base, "target": t, "method": "adaptive", "k": "", "items": ev.n_items,
-                     "half_width": (hi - lo) / 2, "covered": int(lo <= truth <= hi), "abs_error": abs(est - truth),
-                     "state": ev.state})
+        for design in job["designs"]:
+            ev = AdaptiveEvaluation(c0, alpha=0.1, half_width=H, batch=job["batch"], seed=job["seed"], design=design)
+            while len(it := ev.next_items()):
+                ev.observe(it, y[it])
+            est, lo, hi = ev.estimate()
+            rows.append({**base, "target": t, "method": METHOD[design], "k": "", "items": ev.n_items,
+                         "half_width": (hi - lo) / 2, "covered": int(lo <= truth <= hi),
+                         "abs_error": abs(est - truth), "state": ev.state})
         eps2 = 2 * 1.959963984540054 * H / Z90
         for name in job["peers"]:
             r = get_sequential(name)(S, y, eps1=H, eps2=eps2, seed=job["seed"])
@@ -100,7 +105,11 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _fixed_items(rows: list[dict[str, Any]], H: float) -> tuple[float, float, int | None]:
-    """(items where the mean half-width crosses ``H``, coverage at the first grid k reaching it, that k)."""
+    """(items where the mean half-width crosses ``H``, coverage at the first grid k reaching it, that k).
+
+    Stopping each target where its own half-width reaches ``H`` cannot need fewer items on average than this
+    unless the half-widths differ across targets: with half-widths ``c_t / sqrt(k)`` it needs
+    ``mean(c^2) / mean(c)^2`` times as many (:func:`_spread`)."""
     ks = sorted({int(r["k"]) for r in rows})
     hw = [float(np.mean([r["half_width"] for r in rows if r["k"] == k])) for k in ks]
     for i, (k, h) in enumerate(zip(ks, hw)):
@@ -113,6 +122,12 @@ def _fixed_items(rows: list[dict[str, Any]], H: float) -> tuple[float, float, in
     return math.nan, math.nan, None
 
 
+def _spread(rows: list[dict[str, Any]], k: int | None) -> float:
+    """``mean(h^2) / mean(h)^2`` of the fixed design's half-widths over the targets at ``k``."""
+    h = np.asarray([r["half_width"] for r in rows if r["k"] == k], dtype=float)
+    return float(np.mean(h**2) / np.mean(h) ** 2) if h.size else math.nan
+
+
 def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
     """One row per (data set, regime, method): mean items, ratio to the fixed design's, coverage at the stop,
     mean absolute error and mean half-width, with the number of targets."""
@@ -123,8 +138,9 @@ def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
         fixed_n, fixed_cov, k_at = _fixed_items([r for r in cell if r["method"] == "fixed"], H)
         out.append({"dataset": ds, "regime": regime, "method": "fixed", "targets": "",
                     "items": fixed_n, "ratio": 1.0, "coverage": fixed_cov, "abs_error": math.nan,
-                    "half_width": H, "note": f"coverage at k={k_at}"})
-        for m in ["adaptive", *PEERS]:
+                    "half_width": H, "note": f"coverage at k={k_at}; half-width spread "
+                                            f"{_spread([r for r in cell if r['method'] == 'fixed'], k_at):.3f}"})
+        for m in [*METHOD.values(), *PEERS]:
             rs = [r for r in cell if r["method"] == m]
             if not rs:
                 continue
@@ -137,24 +153,29 @@ def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
     return out
 
 
-def step_times(n_sources: int, n_items: int, batch: int, seed: int = 0, steps: int = 25) -> list[float]:
-    """Seconds of each ``observe`` + ``next_items`` of one evaluation on synthetic 0/1 2PL scores."""
+def step_times(n_sources: int, n_items: int, batch: int, seed: int = 0, steps: int = 25,
+               design: str = DESIGNS[0]) -> tuple[list[float], list[float]]:
+    """Seconds of each ``observe`` + ``next_items`` of one evaluation on synthetic 0/1 2PL scores, and of the
+    ``estimate()`` after it (the nested design fits the default estimator there, and at a look that may stop)."""
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=n_sources + 1)
     p = 1 / (1 + np.exp(-rng.uniform(0.5, 2.5, n_items) * (theta[:, None] - rng.normal(size=n_items))))
     Y = (rng.random(p.shape) < p).astype(float)
     c = compress(Y[:-1], 20, seed=seed, selection_options={"draws": 1})
-    ev = AdaptiveEvaluation(c, half_width=0.005, batch=batch, seed=seed)
+    ev = AdaptiveEvaluation(c, half_width=0.005, batch=batch, seed=seed, design=design)
     it = ev.next_items()
-    out = []
+    out, est = [], []
     for _ in range(steps):
         t0 = time.perf_counter()
         ev.observe(it, Y[-1, it])
         it = ev.next_items()
         out.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ev.estimate()
+        est.append(time.perf_counter() - t0)
         if not it.size:
             break
-    return out
+    return out, est
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -190,6 +211,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--k0", type=int, default=10, help="items of the compression the evaluation starts from")
     ap.add_argument("--ks", type=int, nargs="+", default=list(KS), help="sizes of the fixed design")
     ap.add_argument("--peers", nargs="*", default=list(PEERS))
+    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
     ap.add_argument("--step-sources", type=int, default=100)
     ap.add_argument("--step-items", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=2)
@@ -204,7 +226,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         sys.exit("no data directory: pass --data-dir or set BENCHSEL_DATA")
     jobs = [{"path": str(data / "responses" / f"{d}.npz"), "name": d.split("/")[-1], "regime": r, "seed": s,
              "targets": a.targets, "half_width": a.half_width, "batch": a.batch, "k0": a.k0, "ks": a.ks,
-             "peers": a.peers} for d in a.datasets for r in a.regimes for s in range(a.seeds)]
+             "peers": a.peers, "designs": a.designs} for d in a.datasets for r in a.regimes for s in range(a.seeds)]
     t0 = time.perf_counter()
     with one_blas_thread():
         if a.workers > 1:
@@ -212,15 +234,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 parts = pool.map(run_job, jobs, chunksize=1)
         else:
             parts = [run_job(j) for j in jobs]
-        steps = step_times(a.step_sources, a.step_items, a.batch * 2)
+        steps = {d: step_times(a.step_sources, a.step_items, a.batch * 2, design=d) for d in a.designs}
     rows = [r for p in parts for r in p]
     summary = summarise(rows, a.half_width)
-    step = [{"sources": a.step_sources, "items": a.step_items, "step": i + 1, "seconds": s}
-            for i, s in enumerate(steps)]
+    step = [{"design": d, "sources": a.step_sources, "items": a.step_items, "step": i + 1, "seconds": s,
+             "estimate_seconds": e} for d, (ts, es) in steps.items() for i, (s, e) in enumerate(zip(ts, es))]
     print(_table(summary, ["dataset", "regime", "method", "targets", "items", "ratio", "coverage", "abs_error",
                            "half_width", "note"]))
-    print(f"\nstep (observe + next_items), {a.step_sources} sources x {a.step_items} items, batch {a.batch * 2}: "
-          f"median {np.median(steps):.3f} s, max {np.max(steps):.3f} s over {len(steps)} steps")
+    for d, (ts, es) in steps.items():
+        print(f"\nstep (observe + next_items), design {d!r}, {a.step_sources} sources x {a.step_items} items, "
+              f"batch {a.batch * 2}: median {np.median(ts):.3f} s, max {np.max(ts):.3f} s over {len(ts)} steps; "
+              f"estimate(): median {np.median(es):.3f} s, max {np.max(es):.3f} s")
     print(f"({time.perf_counter() - t0:.0f} s)")
     if a.out is not None:
         _write(a.out / "targets.csv", rows)

@@ -99,11 +99,18 @@ def single_thread() -> Any:
     The estimators' linear algebra is small: on a busy machine a multithreaded
     BLAS makes it slower, never faster.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+            return contextlib.nullcontext()
+        _CONTROLLER = ThreadpoolController()  # finds the BLAS libraries once (each lookup reads /proc)
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+#: The BLAS libraries found by threadpoolctl, looked up on the first :func:`single_thread`.
+_CONTROLLER: Any = None
 
 
 # ------------------------------------------------------------------ validation

@@ -94,6 +94,9 @@ def test_partial_run_asks_for_the_rest_and_other_logs_are_refused(tmp_path, caps
     want = {t: v for t, v in first.items() if t != task}
     want[task] = ids[:1]
     assert rest == want
+    assert main(["next", str(tmp_path / "c"), str(tmp_path / "new"), "--out", str(tmp_path / "n2.json"),
+                 "--design", "importance"]) == 0, "the other design starts from the same first batch"
+    assert json.loads((tmp_path / "n2.json").read_text()) == want
     # logs of another compression: items this evaluation never asked
     assert main(["compress", str(tmp_path / "out"), "--k", "10", "--metric", "acc", "--pool", "--seed", "9",
                  "--out", str(tmp_path / "c2")]) == 0

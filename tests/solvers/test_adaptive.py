@@ -6,7 +6,9 @@ import pytest
 
 import benchsel
 from benchsel import InvalidInputError, compress
-from benchsel.solvers.adaptive import MIN_DRAWS
+from benchsel.solvers.adaptive import DESIGNS
+from benchsel.solvers.adaptive_importance import MIN_DRAWS
+from benchsel.solvers.adaptive_nested import NestedDesign
 
 
 def _models(n_models: int, n_items: int, seed: int, shift: float = 0.0) -> np.ndarray:
@@ -36,36 +38,57 @@ def _run(c, y, **kw):
     return ev, asked
 
 
-def test_contract_loop_stops_narrow(setup):
+@pytest.mark.parametrize("design", DESIGNS)
+def test_contract_loop_stops_narrow(setup, design):
     Y, c = setup
     y = Y[-1]
-    ev, asked = _run(c, y, alpha=0.1, half_width=0.08, batch=10, seed=1)
+    ev, asked = _run(c, y, alpha=0.1, half_width=0.08, batch=10, seed=1, design=design)
+    assert ev.design == design
     assert asked[: c.k] == c.items.tolist(), "the first batch is the compression's selection"
     est, lo, hi = ev.estimate()
     assert isinstance(est, float) and lo <= est <= hi and 0.0 <= lo and hi <= 1.0
     assert ev.state == "narrow" and (hi - lo) / 2 <= 0.08
-    assert ev.n_items == len(asked) >= c.k + MIN_DRAWS
+    assert ev.n_items == len(asked) >= c.k + (MIN_DRAWS if design == "importance" else 0)
     assert ev.items.tolist() == asked
     assert ev.next_items().size == 0
 
 
-def test_budget_and_exhausted(setup):
+@pytest.mark.parametrize("design", DESIGNS)
+def test_budget_and_exhausted(setup, design):
     Y, c = setup
-    ev, asked = _run(c, Y[-1], half_width=0.001, batch=25, max_items=60, seed=0)
+    ev, asked = _run(c, Y[-1], half_width=0.001, batch=25, max_items=60, seed=0, design=design)
     assert ev.state == "budget" and len(asked) == 60
     small = compress(Y[:-1, :40], 5, seed=0)
-    ev, asked = _run(small, Y[-1, :40], half_width=0.001, batch=7, seed=0)
+    ev, asked = _run(small, Y[-1, :40], half_width=0.001, batch=7, seed=0, design=design)
     assert ev.state == "exhausted" and sorted(asked) == list(range(40))
     est, lo, hi = ev.estimate()
     assert est == lo == hi == pytest.approx(Y[-1, :40].mean())
 
 
-def test_same_seed_same_batches_other_seed_other(setup):
+@pytest.mark.parametrize("design", DESIGNS)
+def test_same_seed_same_batches_other_seed_other(setup, design):
     Y, c = setup
-    _, a = _run(c, Y[-1], half_width=0.06, batch=10, seed=5)
-    _, b = _run(c, Y[-1], half_width=0.06, batch=10, seed=5)
-    _, d = _run(c, Y[-1], half_width=0.06, batch=10, seed=6)
+    _, a = _run(c, Y[-1], half_width=0.06, batch=10, seed=5, design=design)
+    _, b = _run(c, Y[-1], half_width=0.06, batch=10, seed=5, design=design)
+    _, d = _run(c, Y[-1], half_width=0.06, batch=10, seed=6, design=design)
     assert a == b and a != d
+
+
+def test_nested_sequence_ignores_answers_and_spreads_each_batch(setup):
+    """The nested design's items follow from the sources and the seed alone (every model gets a prefix of one
+    sequence), and every batch takes one item from each of its equal-count strata of difficulty."""
+    Y, c = setup
+    _, a = _run(c, Y[-1], half_width=0.001, batch=10, max_items=90, seed=2)
+    _, b = _run(c, Y[0], half_width=0.001, batch=10, max_items=90, seed=2)
+    assert a == b and len(set(a)) == 90
+    U = np.random.default_rng(0).random((30, 200))  # continuous scores: no ties in difficulty
+    pilot = np.arange(5)
+    d = NestedDesign(U, pilot, 0.1, seed=2)
+    batch = d.batch({int(i): 0.0 for i in pilot}, 10)
+    rest = np.arange(5, 200)
+    pos = np.searchsorted(np.sort(d._score[rest]), d._score[batch])  # rank among the remainder
+    edges = np.round(np.linspace(0, rest.size, 11)).astype(int)
+    assert sorted(np.searchsorted(edges, pos, side="right") - 1) == list(range(10))
 
 
 def test_pending_items_are_asked_again_and_estimate_before_answers(setup):
@@ -96,15 +119,16 @@ def test_bad_input_is_named(setup):
         ev.observe([0.5], [1.0])
     for kw, msg in (({"half_width": 0.0}, "half_width"), ({"half_width": 0.6}, "half_width"),
                     ({"batch": 0}, "batch"), ({"alpha": 1.0}, "alpha"), ({"max_items": 0}, "max_items"),
-                    ({"seed": "x"}, "seed")):
+                    ({"seed": "x"}, "seed"), ({"design": "greedy"}, "design")):
         with pytest.raises(InvalidInputError, match=msg):
             benchsel.AdaptiveEvaluation(c, **kw)
     with pytest.raises(InvalidInputError, match="c: expected a compression"):
         benchsel.AdaptiveEvaluation(Y)
 
 
+@pytest.mark.parametrize("design", DESIGNS)
 @pytest.mark.parametrize("regime", ["random", "strongest"])
-def test_coverage_sanity_on_synthetic_models(regime):
+def test_coverage_sanity_on_synthetic_models(regime, design):
     """Coverage of the 90 % interval at the stop over synthetic targets (small: a sanity check, the study
     measures it on real data)."""
     hits, sizes = [], []
@@ -118,7 +142,7 @@ def test_coverage_sanity_on_synthetic_models(regime):
             src, tgt = np.arange(30), np.arange(55, 60)
         c = compress(Y[src], 10, seed=rep)
         for t in tgt:
-            ev, _ = _run(c, Y[t], half_width=0.07, batch=10, seed=rep)
+            ev, _ = _run(c, Y[t], half_width=0.07, batch=10, seed=rep, design=design)
             _, lo, hi = ev.estimate()
             hits.append(lo <= Y[t].mean() <= hi)
             sizes.append(ev.n_items)
