@@ -7,7 +7,7 @@
                       [--tasks PATTERN ...] [--aggregate macro|micro|TASK=W ...] [--chance B | TASK=B ...]
                       [--pool]
                       [--missing error|drop-items|drop-models] [--duplicates error|latest]
-                      [--format auto|lm-eval|leaderboard|helm|table|npz] [--force]
+                      [--format auto|lm-eval|leaderboard|helm|table|npz] [--model-column COLUMN] [--force]
                       [--jobs N | --scheduler ADDRESS] [--no-progress] [--max-line-mb MB] [...]
     benchsel estimate DIR NEW_SCORES [--metric ...] [--filter F] [--format ...] [--json]
 
@@ -62,6 +62,9 @@ def _reader_options(p: argparse.ArgumentParser, *, defaults_from_saved: bool) ->
                    help="lm-eval filter for tasks scored under several (none, strict-match, ...) or TASK=F, "
                         f"repeatable{later}")
     p.add_argument("--split", default=None, metavar="SPLIT", help=f"HELM split (test, valid){later}")
+    p.add_argument("--model-column", default=None, metavar="COLUMN",
+                   help=".csv/.parquet tables: the column of model names (default: the first column; a parquet's "
+                        f"first column of numbers must be named){later}")
     p.add_argument("--missing", default="error", choices=("error", "drop-items", "drop-models"),
                    help="a cell missing for some models: refuse (default), or drop the incomplete items or models")
     p.add_argument("--duplicates", default="error", choices=("error", "latest"),
@@ -138,10 +141,13 @@ def _read(path: Path, args: argparse.Namespace, saved: dict[str, Any], *, tasks:
     metric = _by_task(args.metric, "metric") if args.metric else saved.get("metric")
     filt = _by_task(args.filter, "filter") if args.filter else saved.get("filter")
     split = args.split if args.split is not None else saved.get("split")
+    model_column = (args.model_column if args.model_column is not None
+                    else saved.get("model_column") if fmt == saved.get("format") else None)
     _err(f"reading {str(path)!r} ({fmt}{f', metric {metric}' if metric else ''})")
     df = load_scores(path, format=fmt, metric=metric, tasks=tasks, filter=filt, missing=args.missing,
                      duplicates=args.duplicates, split=split, jobs=args.jobs, scheduler=args.scheduler,
-                     progress=not args.no_progress and sys.stderr.isatty(), min_items=min_items)
+                     progress=not args.no_progress and sys.stderr.isatty(), min_items=min_items,
+                     model_column=model_column)
     for key, what in (("dropped_items", "items"), ("dropped_models", "models")):
         dropped = df.attrs.get(key) or []
         if dropped:

@@ -58,12 +58,15 @@ class ScoreReader:
         The format's folders can be read by several processes or a Dask
         cluster: ``read`` also takes ``jobs``, ``scheduler``, ``progress`` and
         ``min_items`` (see :func:`load_scores`).
+    columns : bool
+        The format is a table whose column of model names can be named: ``read`` also takes ``model_column``.
     """
 
     read: Callable[..., pd.DataFrame]
     tasks: bool = False
     filters: bool = False
     spread: bool = False
+    columns: bool = False
 
 
 #: Every score-file format :func:`load_scores` reads, by name (``format=``).
@@ -137,23 +140,46 @@ def _check_text_table(p: Path) -> None:
         pass
 
 
-def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFrame:
+def _parquet_models(df: pd.DataFrame, p: Path, model_column: str | None) -> pd.DataFrame:
+    """A parquet table with its model names as the index: the stored index, ``model_column``, or a first
+    column of text; a first column of numbers (model ids or the first item's scores?) is refused by name."""
+    import pandas as pd
+
+    if model_column is not None:
+        if model_column not in df.columns:
+            raise InvalidInputError(f"model_column: {str(p)!r} has no column {model_column!r}; its first columns "
+                                    f"are {', '.join(map(repr, list(df.columns)[:6]))}")
+        return df.set_index(model_column)
+    if not isinstance(df.index, pd.RangeIndex) or not df.shape[1]:
+        return df
+    first = df.columns[0]
+    if not pd.api.types.is_numeric_dtype(df[first]) or pd.api.types.is_bool_dtype(df[first]):
+        return df.set_index(first)
+    raise InvalidInputError(
+        f"model_column: the first column {first!r} of {str(p)!r} holds numbers and the table stores no index, so "
+        f"it may be model ids or the first item's scores; pass model_column={first!r} (--model-column "
+        f"{first}) to name the models by it, or write the table with a column of model names first")
+
+
+def read_score_table(path: str | Path, *, missing: str = "error", model_column: str | None = None) -> pd.DataFrame:
     """A ``.csv``/``.tsv``/``.parquet`` matrix: rows are models (first column: names), columns items.
 
     Empty cells are missing (see ``missing`` in :func:`load_scores`); a cell
-    that is not a number is an error naming its model and item.
+    that is not a number is an error naming its model and item. ``model_column`` names the column of model
+    names (default: a ``.csv``'s first column; a ``.parquet``'s stored index, else its first column when it
+    holds text: a first column of numbers is refused, as it may be ids or scores).
     """
     import pandas as pd
 
     check_choice(missing, "missing", MISSING)
+    if model_column is not None and (not isinstance(model_column, str) or not model_column):
+        raise InvalidInputError(f"model_column: expected the name of a column, got {model_column!r}")
     p = Path(path)
     if not p.is_file():
         raise InvalidInputError(f"path: no such file {str(p)!r}")
     if p.suffix.lower() == ".parquet":
 
-        df = read_parquet(p)
-        if isinstance(df.index, pd.RangeIndex) and df.shape[1] and not pd.api.types.is_numeric_dtype(df.iloc[:, 0]):
-            df = df.set_index(df.columns[0])
+        df = _parquet_models(read_parquet(p), p, model_column)
     else:
         import csv
 
@@ -162,11 +188,16 @@ def read_score_table(path: str | Path, *, missing: str = "error") -> pd.DataFram
         try:
             with p.open(newline="", encoding="utf-8") as fh:
                 header = next(csv.reader(fh, delimiter=sep), [])
-            df = pd.read_csv(p, index_col=0, sep=sep)
+            if model_column is None or model_column in header:
+                df = pd.read_csv(p, index_col=0 if model_column is None else model_column, sep=sep)
         except (ValueError, OSError, UnicodeDecodeError, csv.Error) as e:
             raise InvalidInputError(f"path: cannot read {str(p)!r} as a table: {type(e).__name__}: {e}") from None
+        if model_column is not None and model_column not in header:
+            raise InvalidInputError(f"model_column: {str(p)!r} has no column {model_column!r}; its first columns "
+                                    f"are {', '.join(map(repr, header[:6]))}")
         seen: set[str] = set()
-        for h in header[1:]:  # pandas would rename a repeated column 'q1' to 'q1.1'
+        at = 0 if model_column is None else header.index(model_column)
+        for h in header[:at] + header[at + 1:]:  # pandas would rename a repeated column 'q1' to 'q1.1'
             if h in seen:
                 raise InvalidInputError(f"path: {str(p)!r} names item {h!r} twice")
             seen.add(h)
@@ -211,7 +242,7 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
                 metric: str | Mapping[str, str] | None = None, tasks: Sequence[str] | None = None,
                 filter: str | Mapping[str, str] | None = None, missing: str = "error", duplicates: str = "error",
                 split: str | None = None, jobs: int = 1, scheduler: str | None = None, progress: bool = False,
-                min_items: int | None = None) -> pd.DataFrame:
+                min_items: int | None = None, model_column: str | None = None) -> pd.DataFrame:
     """Read scores of any supported kind into a models x items DataFrame.
 
     Parameters
@@ -235,6 +266,8 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
         lm-eval logs: model folders read by ``jobs`` processes or on a Dask
         scheduler, a progress bar, and ``k`` refused early (see
         :func:`~benchsel.instances.evallogs.read_lm_eval_samples`).
+    model_column : str, optional
+        Tables: the column of model names (see :func:`read_score_table`).
 
     Files are read under the caps of
     :func:`~benchsel.formulations.core.untrusted.current_limits` (lines,
@@ -263,13 +296,19 @@ def load_scores(path: str | Path | Mapping[str, str | Path], *, format: str = "a
         raise InvalidInputError(f"filter: only lm-eval sample logs have filters; {str(path)!r} is read as {fmt!r}")
     if not reader.tasks and tasks is not None:
         raise InvalidInputError(f"tasks: only evaluation logs have tasks; {str(path)!r} is read as {fmt!r}")
+    if not reader.columns and model_column is not None:
+        raise InvalidInputError(f"model_column: only .csv/.parquet tables have a column of model names; "
+                                f"{str(path)!r} is read as {fmt!r}")
     spread = ({"jobs": jobs, "scheduler": scheduler, "progress": progress, "min_items": min_items}
               if reader.spread else {})
+    if reader.columns:
+        spread["model_column"] = model_column
     df = reader.read(path, metric=metric, tasks=tasks, filter=filter, missing=missing, duplicates=duplicates,
                      split=split, **spread)
     df.attrs["reader"] = {"format": fmt, "metric": dict(metric) if isinstance(metric, Mapping) else metric,
                           "filter": dict(filter) if isinstance(filter, Mapping) else filter,
-                          "tasks": list(tasks) if tasks is not None else None, "split": split}
+                          "tasks": list(tasks) if tasks is not None else None, "split": split,
+                          "model_column": model_column}
     return df
 
 
@@ -294,8 +333,8 @@ def _read_helm(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str,
 
 
 def _read_table(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
-                split: str | None) -> pd.DataFrame:
-    return read_score_table(path, missing=missing)
+                split: str | None, model_column: str | None) -> pd.DataFrame:
+    return read_score_table(path, missing=missing, model_column=model_column)
 
 
 def _read_benchsel_npz(path: Any, *, metric: Any, tasks: Any, filter: Any, missing: str, duplicates: str,
@@ -308,7 +347,7 @@ def _read_benchsel_npz(path: Any, *, metric: Any, tasks: Any, filter: Any, missi
 READERS.register("lm-eval", ScoreReader(_read_lm_eval, tasks=True, filters=True, spread=True))
 READERS.register("leaderboard", ScoreReader(_read_leaderboard, tasks=True))
 READERS.register("helm", ScoreReader(_read_helm, tasks=True))
-READERS.register("table", ScoreReader(_read_table))
+READERS.register("table", ScoreReader(_read_table, columns=True))
 READERS.register("npz", ScoreReader(_read_benchsel_npz))
 #: The formats ``load_scores`` reads out of the box (``"auto"``: by the path, :func:`detect_format`).
 FORMATS = ("auto", *READERS.names())

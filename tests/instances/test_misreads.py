@@ -1,0 +1,93 @@
+"""No silent misreads (issue 41): each ambiguous input gives the right answer or a named error naming the option
+that decides."""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.instances.scorefiles import load_scores, read_score_table
+
+needs_parquet = pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None,
+                                   reason="reading parquet needs pyarrow")
+
+
+def _table(n_models: int = 5, n_items: int = 6, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(rng.integers(0, 2, (n_models, n_items)).astype(float),
+                        columns=[f"q{j}" for j in range(n_items)])
+
+
+# ------------------------------------------------------------------ case 1: a parquet's numeric first column
+@needs_parquet
+def test_parquet_numeric_model_ids_refused_by_name_and_read_with_model_column(tmp_path):
+    Y = _table()
+    ids = pd.DataFrame({"model_id": [101, 102, 103, 104, 105]})
+    pd.concat([ids, Y], axis=1).to_parquet(tmp_path / "s.parquet", index=False)
+    pd.concat([ids, Y], axis=1).to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(InvalidInputError, match=r"model_column: the first column 'model_id' .* holds numbers .*"
+                                                r"--model-column model_id"):
+        load_scores(tmp_path / "s.parquet")
+    by_csv = load_scores(tmp_path / "s.csv")
+    for name in ("s.parquet", "s.csv"):
+        df = load_scores(tmp_path / name, model_column="model_id")
+        assert list(df.index) == [101, 102, 103, 104, 105] and list(df.columns) == list(Y.columns)
+        assert df.to_numpy().tolist() == Y.to_numpy().tolist() == by_csv.to_numpy().tolist()
+        assert df.attrs["reader"]["model_column"] == "model_id"
+
+
+@needs_parquet
+def test_parquet_model_names_read_as_before(tmp_path):
+    Y = _table()
+    Y.index = pd.Index([f"m{i}" for i in range(5)], name="model")
+    Y.to_parquet(tmp_path / "indexed.parquet")  # the index stored by pandas
+    Y.reset_index().to_parquet(tmp_path / "column.parquet", index=False)  # names in a first text column
+    for name in ("indexed.parquet", "column.parquet"):
+        df = read_score_table(tmp_path / name)
+        assert list(df.index) == list(Y.index) and df.to_numpy().tolist() == Y.to_numpy().tolist()
+
+
+@needs_parquet
+def test_model_column_bad_values(tmp_path):
+    Y = _table()
+    Y.insert(0, "name", [f"m{i}" for i in range(5)])
+    Y.to_csv(tmp_path / "s.csv", index=False)
+    Y.to_parquet(tmp_path / "s.parquet", index=False)
+    for name in ("s.csv", "s.parquet"):
+        with pytest.raises(InvalidInputError, match=r"model_column: .* has no column 'nope'"):
+            read_score_table(tmp_path / name, model_column="nope")
+    with pytest.raises(InvalidInputError, match="model_column: expected the name of a column, got ''"):
+        read_score_table(tmp_path / "s.csv", model_column="")
+    # a column of names that is not the first one
+    moved = Y[["q0", "name", "q1"]]
+    moved.to_csv(tmp_path / "moved.csv", index=False)
+    df = read_score_table(tmp_path / "moved.csv", model_column="name")
+    assert list(df.index) == list(Y["name"]) and list(df.columns) == ["q0", "q1"]
+    np.savez(tmp_path / "r.npz", Y=np.zeros((2, 3)))
+    with pytest.raises(InvalidInputError, match=r"model_column: only \.csv/\.parquet tables"):
+        load_scores(tmp_path / "r.npz", model_column="name")
+
+
+@needs_parquet
+def test_cli_parquet_with_model_ids_needs_model_column_and_estimate_keeps_it(tmp_path, capsys):
+    from benchsel.benchmarks.cli import main
+
+    rng = np.random.default_rng(1)
+    Y = (rng.random((20, 30)) < np.linspace(0.2, 0.8, 20)[:, None]).astype(float)
+    df = pd.DataFrame(Y, columns=[f"q{j}" for j in range(30)])
+    df.insert(0, "id", np.arange(1000, 1020))
+    df.iloc[:16].to_parquet(tmp_path / "s.parquet", index=False)
+    df.iloc[16:].to_parquet(tmp_path / "new.parquet", index=False)
+    argv = ["compress", str(tmp_path / "s.parquet"), "--k", "6", "--out", str(tmp_path / "c"), "--estimator", "ridge"]
+    assert main(argv) == 2
+    assert "--model-column id" in capsys.readouterr().err
+    assert main([*argv, "--model-column", "id"]) == 0
+    capsys.readouterr()
+    assert main(["estimate", str(tmp_path / "c"), str(tmp_path / "new.parquet"), "--json"]) == 0
+    rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
+    assert [r["model"] for r in rows] == ["1016", "1017", "1018", "1019"]
+    assert all(0 <= r["estimate"] <= 1 for r in rows)
