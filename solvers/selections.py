@@ -22,7 +22,7 @@ from benchsel.formulations.bayes.model import bucketize
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.registry import Registry
 from benchsel.formulations.core.result import Result, Termination
-from benchsel.formulations.core.validation import check_int, check_run_settings, describe
+from benchsel.formulations.core.validation import check_int, check_run_settings, check_unique_labels, describe
 from benchsel.formulations.estimation import check_scores
 from benchsel.formulations.estimation.design import (
     BALANCE_DRAWS,
@@ -422,6 +422,8 @@ def check_matrix(Y: Any, k: int | None = None, name: str = "Y", *, min_models: i
 
     labels = None
     if hasattr(Y, "columns") and hasattr(Y, "to_numpy"):
+        check_unique_labels(Y.index, f"{name}.index", "model")
+        check_unique_labels(Y.columns, f"{name}.columns", "item")
         labels = np.asarray(Y.columns)
     A = check_scores(Y, name, ndim=(2,), axes=("model", "item"), shape_doc="(models, items)")
     M, N = A.shape

@@ -30,6 +30,7 @@ __all__ = [
     "check_seed",
     "check_selection",
     "check_time_limit",
+    "check_unique_labels",
     "format_bytes",
 ]
 
@@ -390,3 +391,20 @@ def check_selection(selection: Any, n_items: int, name: str = "selection") -> np
     if out.size != arr.size:
         raise InvalidInputError(f"{name}: expected distinct item indices, got {arr.size - out.size} repeated")
     return out
+
+
+def check_unique_labels(labels: Any, name: str, axis: str) -> None:
+    """Refuse repeated labels along one axis (``axis``: ``"model"``, ``"item"``, ...), naming the first repeat.
+
+    ``labels`` is a 1-D sequence of hashable labels (a pandas Index, an array or a list).
+    """
+    seen: dict[Any, int] = {}
+    values = np.asarray(labels, dtype=object).ravel().tolist() if not isinstance(labels, list) else labels
+    for i, lab in enumerate(values):
+        try:
+            j = seen.setdefault(lab, i)
+        except TypeError:  # an unhashable label: compared by its text
+            j = seen.setdefault(repr(lab), i)
+        if j != i:
+            raise InvalidInputError(f"{name}: expected distinct {axis} labels, got {lab!r} twice (at positions {j} "
+                                    f"and {i} of {len(values)} {axis}s)")

@@ -91,3 +91,31 @@ def test_cli_parquet_with_model_ids_needs_model_column_and_estimate_keeps_it(tmp
     rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
     assert [r["model"] for r in rows] == ["1016", "1017", "1018", "1019"]
     assert all(0 <= r["estimate"] <= 1 for r in rows)
+
+
+# ------------------------------------------------------------------ case 6: repeated labels
+def test_duplicate_labels_in_a_dataframe_are_refused_at_input():
+    from benchsel.solvers.compression import compress
+
+    rng = np.random.default_rng(0)
+    Y = pd.DataFrame(rng.random((12, 20)), index=[f"m{i}" for i in range(12)], columns=[f"q{j}" for j in range(20)])
+    twice_model = Y.rename(index={"m5": "m2"})
+    with pytest.raises(InvalidInputError, match=r"Y\.index: expected distinct model labels, got 'm2' twice "
+                                                r"\(at positions 2 and 5 of 12 models\)"):
+        compress(twice_model, k=4, seed=0)
+    twice_item = Y.rename(columns={"q9": "q3"})
+    with pytest.raises(InvalidInputError, match=r"Y\.columns: expected distinct item labels, got 'q3' twice"):
+        compress(twice_item, k=4, seed=0)
+    assert compress(Y, k=4, seed=0).k == 4  # distinct labels: as before
+
+
+def test_duplicate_labels_in_an_npz_are_refused_by_name(tmp_path):
+    from benchsel.instances.responses import load_responses
+
+    Y = np.zeros((3, 4))
+    np.savez(tmp_path / "m.npz", Y=Y, models=np.array(["a", "b", "a"]))
+    np.savez(tmp_path / "i.npz", Y=Y, item_ids=np.array([1, 2, 3, 2]))
+    with pytest.raises(InvalidInputError, match=r"m\.npz.*: models: expected distinct model labels, got 'a' twice"):
+        load_responses(tmp_path / "m.npz")
+    with pytest.raises(InvalidInputError, match=r"i\.npz.*: item_ids: expected distinct item labels, got 2 twice"):
+        load_scores(tmp_path / "i.npz")
