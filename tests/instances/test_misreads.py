@@ -119,3 +119,42 @@ def test_duplicate_labels_in_an_npz_are_refused_by_name(tmp_path):
         load_responses(tmp_path / "m.npz")
     with pytest.raises(InvalidInputError, match=r"i\.npz.*: item_ids: expected distinct item labels, got 2 twice"):
         load_scores(tmp_path / "i.npz")
+
+
+# ------------------------------------------------------------------ saved compressions refuse any edit
+def _swap(lab: list) -> list:
+    return [lab[1], lab[0], *lab[2:]]
+
+
+EDITS = {
+    "item_labels swapped": lambda m: m.update(item_labels=_swap(m["item_labels"])),
+    "item_label renamed": lambda m: m["item_labels"].__setitem__(0, "renamed"),
+    "item_label duplicated": lambda m: m["item_labels"].__setitem__(1, m["item_labels"][0]),
+    "source item_labels swapped": lambda m: m["source"].update(item_labels=_swap(m["source"]["item_labels"])),
+    "estimator and check.atol": lambda m: (m["estimator"].update(name="mean", params={}),
+                                           m["check"].update(atol=1.0)),
+    "range_margin": lambda m: m["estimator"]["params"].update(range_margin=0.5),
+    "reader metric": lambda m: m["source"]["reader"].update(metric="acc_norm"),
+    "digest removed": lambda m: m.pop("digest"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edited_saved_compression_is_refused(edit, tmp_path):
+    from benchsel.solvers.compression import compress, load_compressed
+
+    rng = np.random.default_rng(0)
+    Y = pd.DataFrame(rng.random((12, 20)), index=[f"m{i}" for i in range(12)], columns=[f"q{j}" for j in range(20)])
+    Y.attrs["reader"] = {"format": "table", "metric": "acc"}
+    compress(Y, k=5, seed=0, estimator="auto").save(tmp_path / "c")
+    meta_path = tmp_path / "c" / "compression.json"
+    meta = json.loads(meta_path.read_text())
+    EDITS[edit](meta)
+    meta_path.write_text(json.dumps(meta))
+    match = r"field \$\.digest is missing" if edit == "digest removed" else \
+        r"field \$\.digest: the saved compression does not match its digest"
+    with pytest.raises(InvalidInputError, match=match):
+        load_compressed(tmp_path / "c")
+    if edit != "digest removed":  # check=False skips the refit check, never the digest
+        with pytest.raises(InvalidInputError, match=match):
+            load_compressed(tmp_path / "c", check=False)
