@@ -158,3 +158,20 @@ def test_an_edited_saved_compression_is_refused(edit, tmp_path):
     if edit != "digest removed":  # check=False skips the refit check, never the digest
         with pytest.raises(InvalidInputError, match=match):
             load_compressed(tmp_path / "c", check=False)
+
+
+# ------------------------------------------------------------------ case 7: one new model
+def test_subset_and_predict_take_one_model():
+    from benchsel.solvers.compression import compress
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((20, 40)) < np.linspace(0.2, 0.8, 20)[:, None]).astype(float)
+    c = compress(Y[:16], k=6, seed=0, estimator="ridge")
+    many = c.predict(c.subset(Y[16:]))
+    assert c.subset(Y[16:17]).shape == (1, 6) and c.subset(Y[16]).shape == (6,)
+    assert c.predict(c.subset(Y[16:17])).tolist() == [many[0]]
+    assert c.predict(Y[16, c.items]).tolist() == [many[0]]  # a 1-D vector of the k selected items' scores
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(20)], columns=[f"q{j}" for j in range(40)])
+    cf = compress(frame.iloc[:16], k=6, seed=0, estimator="ridge")
+    one = cf.predict(cf.subset(frame.iloc[[16]]))
+    assert list(one.index) == ["m16"] and one.iloc[0] == pytest.approx(cf.predict(cf.subset(frame.iloc[16:])).iloc[0])
