@@ -53,7 +53,9 @@ from .saved import (
     _arr,
     _decode,
     _num,
+    check_reader,
     check_saved_tasks,
+    check_scale,
     fingerprint_scores,
     read_saved,
     save_compressed,
@@ -184,7 +186,17 @@ class Compressed:
         return A[:, self.items]
 
     def _aligned(self, Y_items: Any) -> tuple[Any, Any]:
-        """(scores in the order of :attr:`items`, the model index of a DataFrame or None)."""
+        """(scores in the order of :attr:`items`, the model index of a DataFrame or None), refused when read
+        with another metric than the sources or on another scale (:func:`~benchsel.solvers.saved.check_scale`)."""
+        A, index = self._by_label(Y_items)
+        if _is_frame(Y_items):
+            check_reader(self, Y_items.attrs, "Y_items")
+        X = np.asarray(A) if isinstance(A, np.ndarray) or np.ndim(A) == 2 else None
+        if X is not None and X.ndim == 2 and X.dtype.kind in "biuf":
+            check_scale(self, X.astype(float), "Y_items")
+        return A, index
+
+    def _by_label(self, Y_items: Any) -> tuple[Any, Any]:
         if not _is_frame(Y_items):
             return Y_items, None
         if self.item_labels is None:  # compress saw no labels: by position

@@ -43,6 +43,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -63,7 +64,9 @@ __all__ = [
     "SavedMeta",
     "SourceScores",
     "align_scores",
+    "check_reader",
     "check_saved_tasks",
+    "check_scale",
     "estimate_table",
     "fingerprint_scores",
     "save_compressed",
@@ -216,6 +219,14 @@ class SourceScores:
     time_limit: float | None
     selection_options: dict[str, Any] = field(default_factory=dict)
     reader: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def score_range(self) -> tuple[float, float, float] | None:
+        """``(min, max, mean)`` of the source scores, computed once (None when empty or not all finite)."""
+        src = np.asarray(self.scores, dtype=float)
+        if not src.size or not np.isfinite(src).all():
+            return None
+        return float(src.min()), float(src.max()), float(src.mean())
 
 
 def source_scores(Y: Any, A: np.ndarray, *, selection: str, estimator: str, seed: int, time_limit: float | None,
@@ -503,11 +514,18 @@ def align_scores(c: Any, scores: Any, name: str = "scores") -> tuple[np.ndarray,
     frame = hasattr(scores, "columns") and hasattr(scores, "index")
     labels = c.item_labels
     k, n = int(c.items.size), int(c.n_items)
+    if frame:
+        check_reader(c, getattr(scores, "attrs", None), name)
     if frame and labels is not None:
         cols = list(scores.columns)
         have = set(cols)
         want = [x.item() if isinstance(x, np.generic) else x for x in np.asarray(labels, dtype=object).tolist()]
         lack = [lab for lab in want if lab not in have]
+        if lack and not [lab for lab in want if lab not in set(scores.index)]:
+            raise InvalidInputError(
+                f"{name}: the compression's {k} items label the new scores' rows, not their columns: the table looks "
+                f"transposed (items as rows, models as columns); transpose it (scores.T, or write one row per "
+                "model) and read it again")
         if lack:
             raise InvalidInputError(
                 f"{name}: {len(lack)} of the {k} items of the compression are not among the new scores' "
@@ -532,7 +550,59 @@ def align_scores(c: Any, scores: Any, name: str = "scores") -> tuple[np.ndarray,
         item = labels[j] if labels is not None else int(c.items[j])
         raise InvalidInputError(f"{name}: {int(bad.sum())} scores on the selected items are missing or not finite "
                                 f"(first: model {models[r]!r}, item {item!r}); every new model needs all {k}")
+    check_scale(c, X, name)
     return X, models
+
+
+#: Options of ``df.attrs["reader"]`` that decide which number a score is.
+_READER_OPTIONS = ("metric", "filter", "split")
+
+
+def check_reader(c: Any, attrs: Any, name: str = "scores") -> None:
+    """New scores read with another metric, filter or split than the compression's sources: a named error.
+
+    ``attrs`` is the new scores' ``DataFrame.attrs`` (``attrs["reader"]`` as
+    :func:`~benchsel.instances.scorefiles.load_scores` records it); an option
+    either side left unset (a file's only metric) is not compared.
+    """
+    new = attrs.get("reader") if isinstance(attrs, Mapping) else None
+    old = c.source.reader if c.source is not None else None
+    if not isinstance(new, Mapping) or not isinstance(old, Mapping):
+        return
+    for opt in _READER_OPTIONS:
+        a, b = old.get(opt), new.get(opt)
+        if a is not None and b is not None and a != b:
+            flag = (f"--{opt} {a}" if isinstance(a, str) else
+                    " ".join(f"--{opt} {t}={v}" for t, v in a.items()) if isinstance(a, Mapping) else f"--{opt}")
+            raise InvalidInputError(
+                f"{opt}: the new scores were read with {opt} {b!r}, the compression's sources with {opt} {a!r}; "
+                f"the estimates would mix two kinds of score: read the new scores with {flag} ({opt}={a!r}) or "
+                f"compress again with {opt} {b!r}")
+
+
+def check_scale(c: Any, X: np.ndarray, name: str = "scores") -> None:
+    """New scores on another scale than the sources' (percents against fractions, either way): a named error.
+
+    Sources inside [0, 1] and new scores above 1 (up to 100), or sources inside [0, 100] with a mean above 5
+    and new scores (not all 0) inside [0, 1].
+    """
+    stats = None if c.source is None else c.source.score_range
+    if stats is None or not X.size or not np.isfinite(X).all():
+        return
+    lo, hi, mean = stats
+    new_lo, new_hi = float(X.min()), float(X.max())
+    if lo < 0 or new_lo < 0:
+        return
+    if hi <= 1 < new_hi <= 100:
+        raise InvalidInputError(
+            f"{name}: range mismatch: the new scores lie in [{new_lo:g}, {new_hi:g}] (percents?) but the "
+            f"compression's source scores in [{lo:g}, {hi:g}] (fractions of 1); put both on one scale (divide the "
+            "new scores by 100)")
+    if hi <= 100 and mean > 5 and 0 < new_hi <= 1:
+        raise InvalidInputError(
+            f"{name}: range mismatch: the new scores lie in [{new_lo:g}, {new_hi:g}] (fractions of 1?) but the "
+            f"compression's source scores in [{lo:g}, {hi:g}] (percents, mean {mean:.3g}); put "
+            "both on one scale (multiply the new scores by 100)")
 
 
 def estimate_table(c: Any, scores: Any, alpha: float = 0.1) -> pd.DataFrame:

@@ -175,3 +175,71 @@ def test_subset_and_predict_take_one_model():
     cf = compress(frame.iloc[:16], k=6, seed=0, estimator="ridge")
     one = cf.predict(cf.subset(frame.iloc[[16]]))
     assert list(one.index) == ["m16"] and one.iloc[0] == pytest.approx(cf.predict(cf.subset(frame.iloc[16:])).iloc[0])
+
+
+# ------------------------------------------------------------------ case 5: metric, transposed, scale
+def _compressed(scale: float = 1.0, reader: dict | None = None):
+    from benchsel.solvers.compression import compress
+
+    rng = np.random.default_rng(3)
+    Y = (rng.random((24, 40)) < np.linspace(0.2, 0.8, 24)[:, None]).astype(float) * scale
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(24)], columns=[f"q{j}" for j in range(40)])
+    src = frame.iloc[:20].copy()
+    if reader is not None:
+        src.attrs["reader"] = reader
+    return compress(src, k=8, seed=0, estimator="ridge"), frame.iloc[20:].copy()
+
+
+def test_new_scores_read_with_another_metric_are_refused_naming_metric():
+    from benchsel.solvers.saved import estimate_table
+
+    c, new = _compressed(reader={"format": "lm-eval", "metric": "acc_norm", "filter": None})
+    new.attrs["reader"] = {"format": "lm-eval", "metric": "acc", "filter": None}
+    for call in (lambda: estimate_table(c, new), lambda: c.predict(c.subset(new))):
+        with pytest.raises(InvalidInputError, match=r"metric: the new scores were read with metric 'acc', the "
+                                                    r"compression's sources with metric 'acc_norm'.*--metric acc_norm"):
+            call()
+    new.attrs["reader"] = {"format": "lm-eval", "metric": "acc_norm", "filter": None}
+    assert len(estimate_table(c, new)) == 4
+    new.attrs["reader"] = {"format": "lm-eval", "metric": None, "filter": None}  # a file's only metric: unknown
+    assert len(estimate_table(c, new)) == 4
+
+
+def test_cli_estimate_with_another_metric_is_refused(tmp_path, capsys):
+    from benchsel.benchmarks.cli import main
+    from benchsel.solvers.compression import load_compressed
+
+    c, new = _compressed(reader={"format": "table", "metric": "acc_norm"})
+    c.save(tmp_path / "c")
+    new.to_csv(tmp_path / "new.csv")
+    assert load_compressed(tmp_path / "c").source.reader["metric"] == "acc_norm"
+    assert main(["estimate", str(tmp_path / "c"), str(tmp_path / "new.csv"), "--metric", "acc"]) == 2
+    assert "--metric acc_norm" in capsys.readouterr().err
+
+
+def test_a_transposed_table_is_refused_suggesting_transposing(tmp_path):
+    from benchsel.solvers.saved import estimate_table
+
+    c, new = _compressed()
+    with pytest.raises(InvalidInputError, match=r"looks transposed .*transpose it"):
+        estimate_table(c, new.T)
+    new.T.to_csv(tmp_path / "t.csv")
+    with pytest.raises(InvalidInputError, match=r"looks transposed"):
+        estimate_table(c, load_scores(tmp_path / "t.csv"))
+    assert len(estimate_table(c, new)) == 4
+
+
+@pytest.mark.parametrize(("src_scale", "new_scale", "said"), [(1.0, 100.0, "divide the new scores by 100"),
+                                                              (100.0, 1.0, "multiply the new scores by 100")])
+def test_percent_against_fraction_scores_are_refused(src_scale, new_scale, said):
+    from benchsel.solvers.saved import estimate_table
+
+    c, new = _compressed(scale=src_scale)
+    new = new / src_scale * new_scale
+    for call in (lambda: estimate_table(c, new), lambda: c.predict(c.subset(new)),
+                 lambda: c.predict(c.subset(new.to_numpy()))):
+        with pytest.raises(InvalidInputError, match=rf"range mismatch: .*{said}"):
+            call()
+    same = new / new_scale * src_scale
+    assert len(estimate_table(c, same)) == 4 and len(c.predict(c.subset(same))) == 4
+    assert c.predict(c.subset(same.to_numpy()[:1] * 0)).shape == (1,)  # a model scoring 0 everywhere: no scale
