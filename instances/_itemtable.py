@@ -86,6 +86,24 @@ def _describe_missing(present: Mapping[str, Mapping[str, Mapping[Any, float]]], 
     return n, lines
 
 
+def _check_one_label_each(task: str, doc_ids: list[Any], cells: Mapping[str, Mapping[str, Mapping[Any, float]]],
+                          what: str) -> None:
+    """Two document ids of one task that would make one item label (``5`` and ``"5"``): a named error."""
+    seen: dict[str, Any] = {}
+    for d in doc_ids:
+        other = seen.setdefault(str(d), d)
+        if other is d or (other == d and type(other) is type(d)):
+            continue
+        pair = sorted((other, d), key=lambda x: isinstance(x, str))
+        logged = [f"{x!r} ({type(x).__name__}) by " + ", ".join(
+            repr(m) for m in sorted(cells) if any(y == x and type(y) is type(x) for y in cells[m].get(task, {})))
+                  for x in pair]
+        raise InvalidInputError(
+            f"doc_id: task {task!r} of {what} has the document ids {pair[0]!r} and {pair[1]!r}, which would be one "
+            f"item {item_label(task, d)!r} counted twice (logged as {'; as '.join(logged)}); log every document "
+            "id of a task with one type")
+
+
 def assemble(cells: Mapping[str, Mapping[str, Mapping[Any, float]]], *, missing: str, what: str) -> pd.DataFrame:
     """A models x items DataFrame from ``cells[model][task][doc_id] = score``.
 
@@ -121,6 +139,8 @@ def assemble(cells: Mapping[str, Mapping[str, Mapping[Any, float]]], *, missing:
         for t, docs in per_task.items():
             ids.setdefault(t, set()).update(docs)
     tasks = {t: sorted(ids[t], key=natural_key) for t in sorted(ids)}
+    for t, ds in tasks.items():
+        _check_one_label_each(t, ds, cells, what)
     columns = [(t, d) for t, ds in tasks.items() for d in ds]
     if not columns:
         raise InvalidInputError(f"scores: no scored item found in {what}")

@@ -333,7 +333,7 @@ def read_sample_log(log: SampleLog, metric: str | Mapping[str, str] | None = Non
         raise InvalidInputError(f"metric: no metric {m!r} in {str(log.path)!r} (task {log.task!r}); metrics "
                                 f"there: {', '.join(present) or 'none'}")
     out: dict[Any, float] = {}
-    first: dict[Any, int] = {}
+    first: dict[str, tuple[int, Any]] = {}
     for lineno, obj in rows:
         where = f"{log.path}:{lineno}"
         if m not in obj:
@@ -342,10 +342,16 @@ def read_sample_log(log: SampleLog, metric: str | Mapping[str, str] | None = Non
         d = obj["doc_id"]
         if isinstance(d, bool) or not isinstance(d, (int, str)):
             raise InvalidInputError(f"path: {where}: doc_id must be a whole number or a string, got {d!r}")
-        if d in first:
-            raise InvalidInputError(f"path: {where}: doc_id {d!r} is logged twice (lines {first[d]} and {lineno}"
-                                    f"{', under one filter' if want_filter is not None else ''})")
-        first[d] = lineno
+        if isinstance(d, str) and "/" in d:
+            raise InvalidInputError(f"doc_id: {where}: doc_id {d!r} holds a '/', which item labels 'task/doc_id' "
+                                    f"use to split the task from the document: it would read as task "
+                                    f"{item_label(log.task, d).rpartition('/')[0]!r}")
+        if str(d) in first:
+            line, was = first[str(d)]
+            raise InvalidInputError(f"path: {where}: doc_id {d!r} is logged twice (lines {line} and {lineno}"
+                                    f"{', under one filter' if want_filter is not None else ''}"
+                                    f"{f', first as {was!r}' if was != d else ''})")
+        first[str(d)] = (lineno, d)
         v = _number(obj[m], m, where)
         if not math.isnan(v):
             out[d] = v

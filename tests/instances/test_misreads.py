@@ -243,3 +243,43 @@ def test_percent_against_fraction_scores_are_refused(src_scale, new_scale, said)
     same = new / new_scale * src_scale
     assert len(estimate_table(c, same)) == 4 and len(c.predict(c.subset(same))) == 4
     assert c.predict(c.subset(same.to_numpy()[:1] * 0)).shape == (1,)  # a model scoring 0 everywhere: no scale
+
+
+# ------------------------------------------------------------------ case 2: lm-eval document ids
+DATE = "2024-06-01T12-30-56.789010"
+
+
+def _log(folder, model: str, task: str, doc_ids: list, date: str = DATE, results: bool = True) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    if results:
+        (folder / f"results_{date}.json").write_text(json.dumps({"model_name": model, "results": {}}))
+    lines = [json.dumps({"doc_id": d, "filter": "none", "metrics": ["acc"], "acc": float(i % 2)})
+             for i, d in enumerate(doc_ids)]
+    (folder / f"samples_{task}_{date}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_doc_id_as_number_and_string_is_refused(tmp_path):
+    from benchsel.instances.evallogs import read_lm_eval_samples
+
+    _log(tmp_path / "one" / "m1", "m1", "arc", [0, 1, 5, "5"])
+    with pytest.raises(InvalidInputError, match=r"doc_id '5' is logged twice \(lines 3 and 4, first as 5\)"):
+        read_lm_eval_samples(tmp_path / "one")
+    _log(tmp_path / "two" / "m1", "m1", "arc", [0, 1, 5])
+    _log(tmp_path / "two" / "m2", "m2", "arc", [0, 1, "5"])
+    with pytest.raises(InvalidInputError, match=r"doc_id: task 'arc' .* has the document ids 5 and '5', which "
+                                                r"would be one item 'arc/5' counted twice \(logged as 5 \(int\) "
+                                                r"by 'm1'; as '5' \(str\) by 'm2'\)"):
+        read_lm_eval_samples(tmp_path / "two")
+    _log(tmp_path / "ok" / "m1", "m1", "arc", [0, 1, 5])
+    _log(tmp_path / "ok" / "m2", "m2", "arc", [0, 1, 5])
+    assert list(read_lm_eval_samples(tmp_path / "ok").columns) == ["arc/0", "arc/1", "arc/5"]
+
+
+def test_doc_id_with_a_slash_is_refused_by_name(tmp_path):
+    from benchsel.instances.evallogs import read_lm_eval_samples
+
+    _log(tmp_path / "m1", "m1", "arc", [0, "x/7"])
+    with pytest.raises(InvalidInputError, match=r"doc_id: .*doc_id 'x/7' holds a '/'.*task 'arc/x'"):
+        read_lm_eval_samples(tmp_path)
+    _log(tmp_path / "m1", "m1", "arc", [0, "x-7"])  # a string id without '/': read as before
+    assert list(read_lm_eval_samples(tmp_path).columns) == ["arc/0", "arc/x-7"]
