@@ -114,7 +114,16 @@ def _model_name(folder: Path, date: str, cache: dict[Path, dict[str, str]]) -> s
             if isinstance(name, str) and name:
                 names[m.group("date")] = name
         cache[folder] = names
-    return cache[folder].get(date) or folder.name
+    names = cache[folder]
+    if date in names:
+        return names[date]
+    if names:  # results of other runs only: the folder's name would make this log a model of its own
+        raise InvalidInputError(
+            f"path: {str(folder / f'samples_*_{date}.jsonl')!r} has no results_{date}.json beside it to name its "
+            f"model (the results there are of the runs {', '.join(sorted(names))}, models "
+            f"{', '.join(sorted(map(repr, set(names.values()))))}): restore that results file, or move the "
+            "log into a folder of its own (named after its model)")
+    return folder.name
 
 
 def find_lm_eval_logs(path: str | Path) -> list[SampleLog]:

@@ -283,3 +283,20 @@ def test_doc_id_with_a_slash_is_refused_by_name(tmp_path):
         read_lm_eval_samples(tmp_path)
     _log(tmp_path / "m1", "m1", "arc", [0, "x-7"])  # a string id without '/': read as before
     assert list(read_lm_eval_samples(tmp_path).columns) == ["arc/0", "arc/x-7"]
+
+
+# ------------------------------------------------------------------ case 4: a sample log without its results file
+def test_a_sample_log_without_results_of_its_date_is_refused(tmp_path):
+    from benchsel.instances.evallogs import read_lm_eval_samples
+
+    later = "2024-06-02T09-00-00.000000"
+    _log(tmp_path / "org__m1", "org/m1", "arc", [0, 1, 2])
+    _log(tmp_path / "org__m1", "org/m1", "hellaswag", [0, 1, 2], date=later, results=False)
+    with pytest.raises(InvalidInputError, match=r"samples_\*_2024-06-02T09-00-00\.000000\.jsonl' has no "
+                                                r"results_2024-06-02T09-00-00\.000000\.json beside it .*'org/m1'"):
+        read_lm_eval_samples(tmp_path)
+    (tmp_path / "org__m1" / f"results_{later}.json").write_text(json.dumps({"model_name": "org/m1"}))
+    df = read_lm_eval_samples(tmp_path)  # paired by date: one model, two tasks
+    assert list(df.index) == ["org/m1"] and df.shape == (1, 6)
+    _log(tmp_path / "bare" / "org__m2", "org/m2", "arc", [0, 1], results=False)  # no results file at all
+    assert list(read_lm_eval_samples(tmp_path / "bare").index) == ["org__m2"]
