@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from benchsel.formulations.core.errors import InvalidInputError, SolverNotInstalledError
 from benchsel.formulations.core.untrusted import MB, LimitError, current_limits, file_size
 
-from ._itemtable import DUPLICATES, assemble, check_choice, match_tasks
+from ._itemtable import DUPLICATES, MISSING, assemble, check_choice, match_tasks
 from .evallogs import SAMPLE_FIELDS
 
 if TYPE_CHECKING:
@@ -122,17 +123,19 @@ def _task_of(p: Path, model_dir: Path, model: str) -> tuple[str, str, bool]:
     )
 
 
+def _model_folders(path: str | Path | Mapping[str, str | Path]) -> tuple[dict[str, Path], str]:
+    """``({model: folder}, where)`` of a folder of model folders or a mapping ``{model: folder}``."""
+    if isinstance(path, Mapping):
+        return {str(k): Path(v) for k, v in path.items()}, "the given model folders"
+    root = Path(path)
+    if not root.is_dir():
+        raise InvalidInputError(f"path: expected a folder with one subfolder per model, got {str(root)!r}")
+    return {_model_label(d.name): d for d in sorted(root.iterdir()) if d.is_dir()}, repr(str(root))
+
+
 def find_details_files(path: str | Path | Mapping[str, str | Path]) -> list[DetailsFile]:
     """The details parquet files of every model: a folder of model folders, or ``{model: folder}``."""
-    if isinstance(path, Mapping):
-        folders = {str(k): Path(v) for k, v in path.items()}
-        where = "the given model folders"
-    else:
-        root = Path(path)
-        if not root.is_dir():
-            raise InvalidInputError(f"path: expected a folder with one subfolder per model, got {str(root)!r}")
-        folders = {_model_label(d.name): d for d in sorted(root.iterdir()) if d.is_dir()}
-        where = repr(str(root))
+    folders, where = _model_folders(path)
     out: list[DetailsFile] = []
     for model, d in folders.items():
         if not d.is_dir():
@@ -175,6 +178,24 @@ def _value(v: Any, metric: str, where: str) -> float:
 
 def read_details_file(f: DetailsFile, metric: str | Mapping[str, str] | None = None) -> dict[Any, float]:
     """``{doc_id: score}`` of one model's details for one task (``doc_id`` the row position in v1 files)."""
+    return _read_details(f, metric)[0]
+
+
+def _row_hashes(df: pd.DataFrame) -> list[Any] | None:
+    """The documents' hashes of a v1 details file, row by row (lighteval's ``hashes.example``), or None."""
+    if "hashes" in df.columns:
+        col = [v.get("example") if isinstance(v, Mapping) else None for v in df["hashes"]]
+    elif "hashes.example" in df.columns:
+        col = df["hashes.example"].tolist()
+    else:
+        return None
+    return col if all(isinstance(h, str) and h for h in col) else None
+
+
+def _read_details(f: DetailsFile, metric: str | Mapping[str, str] | None
+                  ) -> tuple[dict[Any, float], tuple[int, list[Any]] | None]:
+    """``({doc_id: score}, None)`` of a file with document ids; of a v1 file (items by row position)
+    ``({row: score}, (rows, hashes))`` with its rows' document hashes (``[]`` when it has none)."""
     import pandas as pd
 
     df = pd.concat([read_parquet(p) for p in f.paths], ignore_index=True) if len(f.paths) > 1 else \
@@ -193,6 +214,7 @@ def read_details_file(f: DetailsFile, metric: str | Mapping[str, str] | None = N
         raise InvalidInputError(f"metric: no metric {m!r} in {name} (task {f.task!r}); metrics there: "
                                 f"{', '.join(present) or 'none'}")
     out: dict[Any, float] = {}
+    positions: tuple[int, list[Any]] | None = None
     if "doc_id" in df.columns:
         if "filter" in df.columns and df["filter"].nunique(dropna=False) > 1:
             raise InvalidInputError(f"filter: {name} scores task {f.task!r} under several filters "
@@ -200,12 +222,11 @@ def read_details_file(f: DetailsFile, metric: str | Mapping[str, str] | None = N
                                     "with read_lm_eval_samples(..., filter=NAME)")
         ids = df["doc_id"].tolist()
         values = df[m].tolist()
-    elif "metrics" in df.columns:
-        ids = list(range(len(df)))
-        values = [v.get(m) if isinstance(v, Mapping) else None for v in df["metrics"]]
     else:
         ids = list(range(len(df)))
-        values = df[f"metrics.{m}"].tolist()
+        values = ([v.get(m) if isinstance(v, Mapping) else None for v in df["metrics"]] if "metrics" in df.columns
+                  else df[f"metrics.{m}"].tolist())
+        positions = (len(df), _row_hashes(df) or [])
     for row, (d, v) in enumerate(zip(ids, values)):
         d = d.item() if hasattr(d, "item") else d
         if d in out:
@@ -213,7 +234,33 @@ def read_details_file(f: DetailsFile, metric: str | Mapping[str, str] | None = N
         x = _value(v, m, f"{name}, row {row}")
         if not math.isnan(x):
             out[d] = x
-    return out
+    return out, positions
+
+
+def _check_rows(files: list[DetailsFile], rows: Mapping[tuple[str, str], tuple[int, list[Any]]]) -> None:
+    """v1 details (items by row position) of one task must hold the same documents in the same rows for every
+    model: one missing row would shift the rest. Compared by the rows' document hashes when the files have them,
+    else by their number of rows; a named error otherwise."""
+    first: dict[str, tuple[str, int, list[Any]]] = {}
+    for f in files:
+        if (f.model, f.task) not in rows:
+            continue
+        n, h = rows[(f.model, f.task)]
+        ref = first.setdefault(f.task, (f.model, n, h))
+        model0, n0, h0 = ref
+        if n != n0:
+            raise InvalidInputError(
+                f"path: the v1 details of task {f.task!r} hold {n0} rows for model {model0!r} and {n} for model "
+                f"{f.model!r} ({str(f.paths[0])!r}); v1 files carry no document id, so items are row positions and "
+                "a missing row would shift every later one: keep only models with complete details of the task "
+                "(or drop the task with tasks=)")
+        if h and h0:
+            bad = next((i for i, (x, y) in enumerate(zip(h0, h)) if x != y), None)
+            if bad is not None:
+                raise InvalidInputError(
+                    f"path: row {bad} of the v1 details of task {f.task!r} is another document for model "
+                    f"{f.model!r} ({str(f.paths[0])!r}) than for model {model0!r} (hashes.example {h[bad][:12]}... "
+                    f"and {h0[bad][:12]}...); v1 items are row positions, so the rows must hold the same documents")
 
 
 def _pick(files: list[DetailsFile], duplicates: str) -> list[DetailsFile]:
@@ -259,11 +306,25 @@ def read_leaderboard_details(path: str | Path | Mapping[str, str | Path], metric
         Columns ``task/doc_id`` (v1: ``task/row``).
     """
     check_choice(duplicates, "duplicates", DUPLICATES)
+    check_choice(missing, "missing", MISSING)
     files = find_details_files(path)
+    folders, where_ = _model_folders(path)
+    empty = [m for m in folders if m not in {f.model for f in files}]
+    if empty:
+        msg = (f"{len(empty)} model folder(s) under {where_} hold no details parquet file: "
+               f"{', '.join(f'{m!r} ({str(folders[m])!r})' for m in empty[:5])}{' ...' if len(empty) > 5 else ''}")
+        if missing == "error":
+            raise InvalidInputError(f"missing: {msg}; remove them, or pass missing='drop-models' to skip them")
+        warnings.warn(f"{msg}: skipped (missing={missing!r})", stacklevel=2)
     keep = match_tasks((f.task for f in files), tasks, "in the details files")
     files = _pick([f for f in files if f.task in keep], duplicates)
     cells: dict[str, dict[str, dict[Any, float]]] = {}
+    rows: dict[tuple[str, str], tuple[int, list[Any]]] = {}
     for f in files:
-        cells.setdefault(f.model, {})[f.task] = read_details_file(f, metric)
+        scores, positions = _read_details(f, metric)
+        cells.setdefault(f.model, {})[f.task] = scores
+        if positions is not None:
+            rows[(f.model, f.task)] = positions
+    _check_rows(files, rows)
     where = path if not isinstance(path, Mapping) else "the given folders"
     return assemble(cells, missing=missing, what=f"the leaderboard details under {str(where)!r}")

@@ -300,3 +300,64 @@ def test_a_sample_log_without_results_of_its_date_is_refused(tmp_path):
     assert list(df.index) == ["org/m1"] and df.shape == (1, 6)
     _log(tmp_path / "bare" / "org__m2", "org/m2", "arc", [0, 1], results=False)  # no results file at all
     assert list(read_lm_eval_samples(tmp_path / "bare").index) == ["org__m2"]
+
+
+# ------------------------------------------------------------------ case 3: Open LLM Leaderboard v1 details
+V1_TASK = "harness|arc:challenge|25"
+
+
+def _v1_details(model_dir, docs: list[int], *, hashes: bool) -> None:
+    """A v1 details file of the documents ``docs`` in this order (lighteval columns; no document id)."""
+    rows = []
+    for d in docs:
+        row = {"example": f"question {d}", "full_prompt": f"Question: question {d}\nAnswer:", "gold_index": [d % 2],
+               "metrics": {"acc": float(d % 2)}}
+        if hashes:
+            row["hashes"] = {"example": f"{d:064x}", "full_prompt": f"{d + 1000:064x}"}
+        rows.append(row)
+    date = "2024-01-06T02-53-50.876104"
+    p = model_dir / date / f"details_{V1_TASK}_{date}.parquet"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_parquet(p, index=False)
+
+
+@needs_parquet
+@pytest.mark.parametrize("hashes", [False, True])
+def test_v1_details_with_a_missing_row_are_refused(tmp_path, hashes):
+    from benchsel.instances.leaderboard import read_leaderboard_details
+
+    _v1_details(tmp_path / "details_org__a", [0, 1, 2, 3, 4], hashes=hashes)
+    _v1_details(tmp_path / "details_org__b", [0, 1, 3, 4], hashes=hashes)  # document 2 missing: rows shift
+    with pytest.raises(InvalidInputError, match=r"v1 details of task 'harness\|arc:challenge\|25' hold 5 rows for "
+                                                r"model 'org__a' and 4 for model 'org__b'.*row positions"):
+        read_leaderboard_details(tmp_path, "acc")
+
+
+@needs_parquet
+def test_v1_details_with_other_documents_in_a_row_are_refused_by_their_hashes(tmp_path):
+    from benchsel.instances.leaderboard import read_leaderboard_details
+
+    _v1_details(tmp_path / "details_org__a", [0, 1, 2, 3], hashes=True)
+    _v1_details(tmp_path / "details_org__b", [0, 2, 1, 3], hashes=True)
+    with pytest.raises(InvalidInputError, match=r"row 1 of the v1 details .* another document for model 'org__b'"):
+        read_leaderboard_details(tmp_path, "acc")
+    _v1_details(tmp_path / "details_org__b", [0, 1, 2, 3], hashes=True)  # the same documents: read as before
+    df = read_leaderboard_details(tmp_path, "acc")
+    assert df.shape == (2, 4) and df.loc["org__b"].tolist() == [0.0, 1.0, 0.0, 1.0]
+
+
+@needs_parquet
+def test_a_model_folder_without_details_is_an_error_or_a_warning(tmp_path):
+    from benchsel.instances.leaderboard import read_leaderboard_details
+
+    _v1_details(tmp_path / "details_org__a", [0, 1, 2], hashes=False)
+    _v1_details(tmp_path / "details_org__b", [0, 1, 2], hashes=False)
+    (tmp_path / "details_org__c" / "2024-01-06").mkdir(parents=True)
+    with pytest.raises(InvalidInputError, match=r"missing: 1 model folder\(s\) .* hold no details parquet file: "
+                                                r"'org__c'.*missing='drop-models'"):
+        read_leaderboard_details(tmp_path, "acc")
+    with pytest.warns(UserWarning, match=r"'org__c' .*: skipped \(missing='drop-models'\)"):
+        df = read_leaderboard_details(tmp_path, "acc", missing="drop-models")
+    assert list(df.index) == ["org__a", "org__b"]
+    with pytest.raises(InvalidInputError, match=r"missing: 1 model folder"):
+        load_scores(tmp_path, format="leaderboard", metric="acc")
