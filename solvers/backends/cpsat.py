@@ -550,9 +550,9 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
     extra.update(run.summary())
     best = run.best_sel
     # CP-SAT's status is about the copy: the judge decides what the checked incumbent and the bound may claim
-    verdict = judge(term, None if best is None else float(run.best_val), bound, run.tolerances)
-    verdict.record(extra)
-    term, bound = verdict.termination, verdict.bound
+    judged = judge(term, None if best is None else float(run.best_val), bound, run.tolerances)
+    judged.record(extra)
+    term, bound = judged.termination, judged.bound
     return (None if best is None else np.asarray(best, dtype=np.int64)), term, bound, extra
 
 
