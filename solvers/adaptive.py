@@ -31,6 +31,7 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.validation import check_choice, check_float, check_int, check_seed, describe
 
+from .adaptive_difference import DifferenceDesign
 from .adaptive_importance import ImportanceDesign
 from .adaptive_nested import NestedDesign
 
@@ -39,7 +40,7 @@ __all__ = ["DESIGNS", "STATES", "AdaptiveEvaluation"]
 #: ``state`` values: waiting for answers, or why the loop stopped.
 STATES = ("pilot", "running", "narrow", "budget", "exhausted")
 #: Designs of the batches after the pilot (the first is the default).
-DESIGNS = ("nested", "importance")
+DESIGNS = ("nested", "importance", "difference")
 
 
 class AdaptiveEvaluation:
@@ -105,9 +106,13 @@ class AdaptiveEvaluation:
         self._span = span
         self.pilot = np.asarray(c.items, dtype=np.int64)[: self.max_items]
         U = (Y - self.low) / span
-        self._design: NestedDesign | ImportanceDesign = (
-            NestedDesign(U, self.pilot, self.alpha, self.seed) if self.design == "nested"
-            else ImportanceDesign(U, self.pilot, self._pilot_interval, self.alpha, self.seed))
+        self._design: NestedDesign | ImportanceDesign | DifferenceDesign
+        if self.design == "nested":
+            self._design = NestedDesign(U, self.pilot, self.alpha, self.seed)
+        elif self.design == "importance":
+            self._design = ImportanceDesign(U, self.pilot, self._pilot_interval, self.alpha, self.seed)
+        else:
+            self._design = DifferenceDesign(U, self.pilot, self._pilot_interval, self.alpha, self.seed)
         self._scores: dict[int, float] = {}  # item -> score on the [0, 1] scale
         self._asked: list[int] = []  # items in the order asked
         self._pending: set[int] = set()
