@@ -10,7 +10,7 @@
     estimate, low, high = ev.estimate()
     ev.state                      # "narrow", "budget" or "exhausted"
 
-The first batch is the compression's own selection (``c.items``, the *pilot*). Two designs choose the later
+The first batch is the compression's own selection (``c.items``, the *pilot*). Three designs choose the later
 batches (``design``):
 
 * ``"nested"`` (default, :mod:`benchsel.solvers.adaptive_nested`): a fixed sequence of balanced stratified
@@ -19,6 +19,8 @@ batches (``design``):
   fixed design come from stopping each model where its own interval is narrow enough.
 * ``"importance"`` (:mod:`benchsel.solvers.adaptive_importance`): items drawn one at a time with probability
   growing with their predicted uncertainty for this model, a martingale AIPW estimate.
+* ``"difference"`` (:mod:`benchsel.solvers.adaptive_difference`): a random order of the other items fixed by the
+  seed, a cross-fitted difference (AIPW) estimate with its design-based t-interval.
 
 Scores are on the sources' scale: ``[0, 1]`` when the sources' scores lie there, else the sources' range.
 """
@@ -62,7 +64,7 @@ class AdaptiveEvaluation:
         Most items to evaluate, pilot included (default: every item).
     seed : int
         Seeds the draws; the same seed and answers give the same batches.
-    design : {"nested", "importance"}
+    design : {"nested", "importance", "difference"}
         How the batches after the pilot are chosen and estimated (module docstring; default ``"nested"``).
 
     Attributes
