@@ -52,20 +52,16 @@ class DifferenceDesign:
 
     Parameters
     ----------
-    U : ndarray, shape (S, N)
-        Source scores scaled to [0, 1].
-    pilot : ndarray of int, shape (k,)
-        The first batch (the compression's items).
-    fixed : callable
-        Returns the compression's own ``(estimate, low, high)`` on the pilot, scaled to [0, 1], or None.
-    alpha : float
-    seed : int
+    U, pilot, fixed, alpha, seed
+        Those of :class:`~benchsel.solvers.adaptive_importance.ImportanceDesign`: the source scores on the
+        [0, 1] scale, shape (S, N); the first batch, shape (k,); the callable giving the compression's own
+        interval on it; the miscoverage; the seed of the order.
     """
 
     def __init__(self, U: np.ndarray, pilot: np.ndarray, fixed: Any, alpha: float, seed: int) -> None:
-        self.N = U.shape[1]
         self.pilot = np.asarray(pilot, dtype=np.int64)
         self.alpha = alpha
+        self.N = U.shape[1]
         rest = np.ones(self.N, dtype=bool)
         rest[self.pilot] = False
         self._order = np.random.default_rng(seed).permutation(np.flatnonzero(rest))  # (M,)
