@@ -102,3 +102,18 @@ def test_bad_input_is_named(setup):
         ev.observe(it, np.full(it.size, 2.0))
     with pytest.raises(InvalidInputError, match="design"):
         benchsel.AdaptiveEvaluation(c, design="Difference")
+
+
+def test_study_bounds_are_monotone_and_in_range(setup):
+    """The study's design-based bounds: between the pilot and every item, fewer items for a wider half-width,
+    the uniform one the closed form of a simple random sample at the residuals' variance."""
+    from benchsel.benchmarks.studies.adaptive import bound_items
+
+    Y, c = setup
+    y = Y[-1]
+    wide = bound_items(Y[:-1], y, c.items, 0.08, seed=0)
+    narrow = bound_items(Y[:-1], y, c.items, 0.03, seed=0)
+    for b in (*wide, *narrow):
+        assert c.k < b <= Y.shape[1]
+    assert wide[0] < narrow[0] and wide[1] < narrow[1]
+    assert bound_items(Y[:-1], y, c.items, 0.03, seed=0) == narrow, "seeded"
