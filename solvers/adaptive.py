@@ -10,7 +10,7 @@
     estimate, low, high = ev.estimate()
     ev.state                      # "narrow", "budget" or "exhausted"
 
-The first batch is the compression's own selection (``c.items``, the *pilot*). Two designs choose the later
+The first batch is the compression's own selection (``c.items``, the *pilot*). Three designs choose the later
 batches (``design``):
 
 * ``"nested"`` (default, :mod:`benchsel.solvers.adaptive_nested`): a fixed sequence of balanced stratified
@@ -19,6 +19,8 @@ batches (``design``):
   fixed design come from stopping each model where its own interval is narrow enough.
 * ``"importance"`` (:mod:`benchsel.solvers.adaptive_importance`): items drawn one at a time with probability
   growing with their predicted uncertainty for this model, a martingale AIPW estimate.
+* ``"difference"`` (:mod:`benchsel.solvers.adaptive_difference`): a random order of the other items fixed by the
+  seed, a cross-fitted difference (AIPW) estimate with its design-based t-interval.
 
 Scores are on the sources' scale: ``[0, 1]`` when the sources' scores lie there, else the sources' range.
 """
@@ -31,6 +33,7 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.validation import check_choice, check_float, check_int, check_seed, describe
 
+from .adaptive_difference import DifferenceDesign
 from .adaptive_importance import ImportanceDesign
 from .adaptive_nested import NestedDesign
 
@@ -39,7 +42,7 @@ __all__ = ["DESIGNS", "STATES", "AdaptiveEvaluation"]
 #: ``state`` values: waiting for answers, or why the loop stopped.
 STATES = ("pilot", "running", "narrow", "budget", "exhausted")
 #: Designs of the batches after the pilot (the first is the default).
-DESIGNS = ("nested", "importance")
+DESIGNS = ("nested", "importance", "difference")
 
 
 class AdaptiveEvaluation:
@@ -61,7 +64,7 @@ class AdaptiveEvaluation:
         Most items to evaluate, pilot included (default: every item).
     seed : int
         Seeds the draws; the same seed and answers give the same batches.
-    design : {"nested", "importance"}
+    design : {"nested", "importance", "difference"}
         How the batches after the pilot are chosen and estimated (module docstring; default ``"nested"``).
 
     Attributes
@@ -105,9 +108,13 @@ class AdaptiveEvaluation:
         self._span = span
         self.pilot = np.asarray(c.items, dtype=np.int64)[: self.max_items]
         U = (Y - self.low) / span
-        self._design: NestedDesign | ImportanceDesign = (
-            NestedDesign(U, self.pilot, self.alpha, self.seed) if self.design == "nested"
-            else ImportanceDesign(U, self.pilot, self._pilot_interval, self.alpha, self.seed))
+        self._design: NestedDesign | ImportanceDesign | DifferenceDesign
+        if self.design == "nested":
+            self._design = NestedDesign(U, self.pilot, self.alpha, self.seed)
+        elif self.design == "importance":
+            self._design = ImportanceDesign(U, self.pilot, self._pilot_interval, self.alpha, self.seed)
+        else:
+            self._design = DifferenceDesign(U, self.pilot, self._pilot_interval, self.alpha, self.seed)
         self._scores: dict[int, float] = {}  # item -> score on the [0, 1] scale
         self._asked: list[int] = []  # items in the order asked
         self._pending: set[int] = set()

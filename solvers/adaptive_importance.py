@@ -61,14 +61,21 @@ class ItemPredictor:
     target on the items it answered. A logistic regression of the target's answers on them (ridge
     ``RIDGE``, the intercept free) gives ``f(j)``; with few answers it stays close to the target's mean.
 
+    With ``tau`` the third feature is instead the mean of all sources weighted by
+    ``exp(-tau * d)``, ``d`` a source's mean absolute distance to the target on the items it answered (a kernel
+    of the sources like the target, used by the ``"difference"`` design).
+
     Parameters
     ----------
     U : ndarray, shape (S, N)
         Source scores scaled to [0, 1].
+    tau : float, optional
+        Kernel bandwidth of the neighbour feature (default: the ``NEIGHBOURS`` nearest sources, unweighted).
     """
 
-    def __init__(self, U: np.ndarray) -> None:
+    def __init__(self, U: np.ndarray, tau: float | None = None) -> None:
         self.U = U
+        self.tau = tau
         S = U.shape[0]
         top = np.argsort(-U.mean(axis=1), kind="stable")[: min(S, max(2, math.ceil(0.2 * S)))]
         self._base = np.column_stack([np.ones(U.shape[1]), _lg(U.mean(axis=0)), _lg(U[top].mean(axis=0))])
@@ -83,6 +90,9 @@ class ItemPredictor:
     def _features(self, items: np.ndarray, y: np.ndarray) -> np.ndarray:
         U = self.U
         dist = np.abs(U[:, items] - y[None, :]).mean(axis=1)
+        if self.tau is not None:
+            w = np.exp(-self.tau * (dist - dist.min()))
+            return np.column_stack([self._base, _lg((w / w.sum()) @ U)])
         near = np.argsort(dist, kind="stable")[: min(U.shape[0], NEIGHBOURS)]
         return np.column_stack([self._base, _lg(U[near].mean(axis=0))])
 

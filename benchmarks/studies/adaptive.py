@@ -10,7 +10,11 @@ strongest models held out, the weakest as sources, SPEC F9) and seed, and for ev
 
 * :class:`~benchsel.solvers.adaptive.AdaptiveEvaluation` on ``compress(S, K0)`` (``alpha = 0.1``,
   ``--half-width``, ``--batch``) with each of ``--designs`` (methods ``adaptive`` for the default ``"nested"``,
-  ``adaptive-importance`` for ``"importance"``): items used, covered at the stop, absolute error;
+  ``adaptive-importance`` for ``"importance"``, ``adaptive-difference`` for ``"difference"``): items used,
+  covered at the stop, absolute error;
+* two lower bounds on design-based estimates (:func:`bound_items`, methods ``bound-difference`` and
+  ``bound-neyman``): the items a difference estimate would need at the target's own residual variance, under a
+  simple random sample and under these predictions' Neyman allocation;
 * the fixed design, the default :func:`~benchsel.compress` at each ``k`` of ``--ks``: the mean half-width of
   its 90 % intervals over the targets; the items it needs for ``--half-width`` are the ``k`` where the
   cell's mean half-width crosses it (linear interpolation between grid points), and its coverage the
@@ -21,8 +25,9 @@ strongest models held out, the weakest as sources, SPEC F9) and seed, and for ev
   of ``estimate +- z_0.95 sd`` at the stop.
 
 The step part times ``observe`` + ``next_items`` of one evaluation on synthetic 0/1 scores of
-``--step-sources`` sources x ``--step-items`` items. Writes ``targets.csv``, ``cells.csv`` and
-``steps.csv`` under ``--out`` and prints the summary tables.
+``--step-sources`` sources x ``--step-items`` items. Writes ``targets.csv``, ``cells.csv``, ``regimes.csv``
+(the ratios and coverages averaged over the data sets) and ``steps.csv`` under ``--out`` and prints the
+summary tables. The response files' ``Y`` is read alone (the labels are not used).
 """
 from __future__ import annotations
 
@@ -40,17 +45,23 @@ import numpy as np
 from benchsel import AdaptiveEvaluation, compress
 from benchsel.benchmarks._blas import init_worker, one_blas_thread
 from benchsel.formulations.estimation.sequential import get_sequential
-from benchsel.instances.responses import load_responses
+from benchsel.instances.files import read_npz
 from benchsel.instances.splits import extrapolation_split, interpolation_split
+from benchsel.solvers.adaptive import DESIGNS
+from benchsel.solvers.adaptive_difference import TAU
+from benchsel.solvers.adaptive_importance import V_FLOOR, ItemPredictor
 
 from .._data import default_data_dir
 
 DATASETS = ("benchmark_prediction/helm_lite_med_qa", "benchmark_prediction/openllm_v2_musr",
             "benchmark_prediction/helm_lite_mmlu")
 PEERS = ("bayesame", "rs-mean", "bayes-aipw")
-DESIGNS = ("nested", "importance")
 #: The study's method name of each design.
-METHOD = {"nested": "adaptive", "importance": "adaptive-importance"}
+METHOD = {"nested": "adaptive", "importance": "adaptive-importance", "difference": "adaptive-difference"}
+#: Items a design-based estimate would need at the target's own residual variance (:func:`bound_items`).
+BOUNDS = ("bound-difference", "bound-neyman")
+#: Items after the pilot the bounds' item predictions are fitted on.
+BOUND_FIT = 80
 KS = (40, 80, 120, 160, 200, 280)
 Z90 = 1.6448536269514722
 
@@ -64,7 +75,7 @@ def _split(Y: np.ndarray, regime: str, n_targets: int, seed: int) -> Any:
 def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
     """One (data set, regime, seed): every target under the adaptive evaluation, the fixed design at
     every ``k`` and the peers. One row per (target, method[, k])."""
-    Y = np.asarray(load_responses(job["path"]).Y, dtype=float)
+    Y = np.asarray(read_npz(job["path"], "a response file", ["Y"])["Y"], dtype=float)  # labels unused
     sp = _split(Y, job["regime"], job["targets"], job["seed"])
     S = Y[sp.references]
     H = job["half_width"]
@@ -82,6 +93,9 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append({**base, "target": t, "method": METHOD[design], "k": "", "items": ev.n_items,
                          "half_width": (hi - lo) / 2, "covered": int(lo <= truth <= hi),
                          "abs_error": abs(est - truth), "state": ev.state})
+        for m, n in zip(BOUNDS, bound_items(S, y, c0.items, H, job["seed"])):
+            rows.append({**base, "target": t, "method": m, "k": "", "items": n, "half_width": H,
+                         "covered": math.nan, "abs_error": math.nan, "state": ""})
         eps2 = 2 * 1.959963984540054 * H / Z90
         for name in job["peers"]:
             r = get_sequential(name)(S, y, eps1=H, eps2=eps2, seed=job["seed"])
@@ -102,6 +116,57 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
                          "half_width": float(high[j] - low[j]) / 2, "covered": int(low[j] <= truth <= high[j]),
                          "abs_error": abs(float(pred[j]) - truth), "state": ""})
     return rows
+
+
+def bound_items(S: np.ndarray, y: np.ndarray, pilot: np.ndarray, H: float, seed: int) -> tuple[float, float]:
+    """Items (pilot included) a design-based difference estimate needs for a 90 % half-width ``H`` if it knew the
+    target's residual variance: ``(uniform, neyman)``.
+
+    The item predictions are the ``"difference"`` design's predictor fitted on the pilot and ``BOUND_FIT`` random
+    items of the remainder; the residuals are those of the other items. ``uniform``: a simple random sample of the
+    remainder, ``n = n0 / (1 + n0 / M)``, ``n0 = (z M sd / (N H))^2``. ``neyman``: a ``pi ps`` sample with
+    ``pi ~ sqrt(max(f (1 - f), V_FLOOR))`` (these predictions' Neyman allocation), variance
+    ``sum r^2 (1 - pi) / pi``, the least ``n`` that reaches ``H``. Both ignore the cost of learning the
+    predictions, the batches' overshoot and the variance's estimation: lower bounds on such designs' items.
+
+    Parameters
+    ----------
+    S : ndarray, shape (S, N)
+        Source scores (0/1 or [0, 1]).
+    y : ndarray, shape (N,)
+        The target's scores.
+    pilot : ndarray of int, shape (k,)
+    H : float
+    seed : int
+    """
+    N = y.size
+    rest = np.setdiff1d(np.arange(N), pilot)
+    fit = np.random.default_rng(seed).permutation(rest)[:BOUND_FIT]
+    seen = np.concatenate([pilot, fit])
+    f = ItemPredictor(S, tau=TAU).predict(seen, y[seen])
+    other = np.setdiff1d(rest, fit)
+    r2 = (y[other] - f[other]) ** 2
+    M = rest.size
+    n0 = (Z90 * M / (N * H)) ** 2 * float(r2.mean())
+    uniform = pilot.size + n0 / (1 + n0 / M)
+    w = np.sqrt(np.maximum(f[other] * (1 - f[other]), V_FLOOR))
+
+    def half(n: int) -> float:
+        pi = np.minimum(1.0, n * w / w.sum())
+        for _ in range(20):  # cap at 1, spread the rest
+            full = pi >= 1.0
+            if not full.any() or full.all():
+                break
+            pi = np.where(full, 1.0, np.minimum(1.0, (n - full.sum()) * w / w[~full].sum()))
+        # other's residual total estimated from pi ps, scaled from |other| items to the remainder
+        return Z90 * math.sqrt(float(np.sum(r2 * (1 - pi) / pi)) * (M / other.size) ** 2) / N
+
+    lo, hi = 1, other.size
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if half(mid) <= H else (mid + 1, hi)
+    neyman = pilot.size + lo * M / other.size
+    return float(uniform), float(neyman)
 
 
 def _fixed_items(rows: list[dict[str, Any]], H: float) -> tuple[float, float, int | None]:
@@ -140,7 +205,7 @@ def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
                     "items": fixed_n, "ratio": 1.0, "coverage": fixed_cov, "abs_error": math.nan,
                     "half_width": H, "note": f"coverage at k={k_at}; half-width spread "
                                             f"{_spread([r for r in cell if r['method'] == 'fixed'], k_at):.3f}"})
-        for m in [*METHOD.values(), *PEERS]:
+        for m in [*METHOD.values(), *BOUNDS, *PEERS]:
             rs = [r for r in cell if r["method"] == m]
             if not rs:
                 continue
@@ -150,6 +215,20 @@ def summarise(rows: list[dict[str, Any]], H: float) -> list[dict[str, Any]]:
                         "coverage": float(np.mean([r["covered"] for r in rs])),
                         "abs_error": float(np.mean([r["abs_error"] for r in rs])),
                         "half_width": float(np.mean([r["half_width"] for r in rs])), "note": ""})
+    return out
+
+
+def by_regime(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (regime, method): the mean over the data sets of the items ratio and of the coverage at the
+    stop (the goal's "on average ... in both regimes")."""
+    out = []
+    for regime in sorted({r["regime"] for r in summary}):
+        for m in dict.fromkeys(r["method"] for r in summary if r["regime"] == regime):
+            rs = [r for r in summary if r["regime"] == regime and r["method"] == m]
+            out.append({"regime": regime, "method": m, "datasets": len(rs),
+                        "ratio": float(np.mean([r["ratio"] for r in rs])),
+                        "ratio_range": f"{min(r['ratio'] for r in rs):.2f}-{max(r['ratio'] for r in rs):.2f}",
+                        "coverage": float(np.mean([r["coverage"] for r in rs]))})
     return out
 
 
@@ -239,8 +318,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     summary = summarise(rows, a.half_width)
     step = [{"design": d, "sources": a.step_sources, "items": a.step_items, "step": i + 1, "seconds": s,
              "estimate_seconds": e} for d, (ts, es) in steps.items() for i, (s, e) in enumerate(zip(ts, es))]
+    regimes = by_regime(summary)
     print(_table(summary, ["dataset", "regime", "method", "targets", "items", "ratio", "coverage", "abs_error",
                            "half_width", "note"]))
+    print()
+    print(_table(regimes, ["regime", "method", "datasets", "ratio", "ratio_range", "coverage"]))
     for d, (ts, es) in steps.items():
         print(f"\nstep (observe + next_items), design {d!r}, {a.step_sources} sources x {a.step_items} items, "
               f"batch {a.batch * 2}: median {np.median(ts):.3f} s, max {np.max(ts):.3f} s over {len(ts)} steps; "
@@ -250,6 +332,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         _write(a.out / "targets.csv", rows)
         _write(a.out / "cells.csv", summary)
         _write(a.out / "steps.csv", step)
+        _write(a.out / "regimes.csv", regimes)
     return {"rows": rows, "summary": summary, "steps": steps}
 
 

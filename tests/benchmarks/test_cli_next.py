@@ -114,3 +114,32 @@ def test_partial_run_asks_for_the_rest_and_other_logs_are_refused(tmp_path, caps
     assert "half_width" in capsys.readouterr().err
     assert main(["next", str(tmp_path / "c"), str(tmp_path / "new"), "--batch", "0"]) == 2
     assert "batch" in capsys.readouterr().err
+
+
+def test_difference_design_loop_replays_deterministically(tmp_path, capsys):
+    scores, new = _sources(tmp_path / "out", seed=2)
+    assert main(["compress", str(tmp_path / "out"), "--k", "10", "--metric", "acc", "--pool",
+                 "--out", str(tmp_path / "c")]) == 0
+    opts = ["--design", "difference", "--half-width", "0.1", "--batch", "20", "--seed", "3"]
+    logs, nxt = tmp_path / "new", tmp_path / "n.json"
+    assert main(["next", str(tmp_path / "c"), str(logs), "--out", str(nxt), *opts]) == 0
+    asked: set[str] = set()
+    for r in range(30):
+        batch = json.loads(nxt.read_text())
+        labels = {f"{t}/{d}" for t, ids in batch.items() for d in ids}
+        assert not labels & asked, "an item was asked twice"
+        asked |= labels
+        _lm_eval(scores, new, nxt, logs, r)
+        capsys.readouterr()
+        assert main(["next", str(tmp_path / "c"), str(logs), "--out", str(nxt), *opts]) == 0
+        out = capsys.readouterr().out
+        if "done:" in out:
+            break
+        again = tmp_path / "again.json"
+        assert main(["next", str(tmp_path / "c"), str(logs), "--out", str(again), *opts]) == 0
+        assert json.loads(again.read_text()) == json.loads(nxt.read_text()), "the replay gives the same batch"
+    else:
+        raise AssertionError("the loop did not stop")
+    est, lo, hi = map(float, re.search(r"estimate (\S+)  90% interval \[(\S+), (\S+)\]", out).groups())
+    assert lo <= est <= hi and (hi - lo) / 2 <= 0.1 + 1e-9
+    assert abs(est - _truth(scores, new)) < 0.15
