@@ -381,7 +381,8 @@ class Suite(Estimator):
     (:func:`sum_half_width`): around the suite's estimate, from the standard errors of the route each task
     takes (:meth:`Estimator._spread`: the stacked estimate's conformal quantile over the normal one, or
     the model-assisted standard error with its degrees of freedom), and around the weighted sum of the
-    tasks' design-based (model-assisted) estimates, from their standard errors. The inner ``"auto"``
+    tasks' design-based (model-assisted) estimates, from their standard errors (a suite whose weight is
+    on one task alone has that task's interval). The inner ``"auto"``
     estimator's hedge against a biased stacked estimate (its task interval joins the model-assisted
     one) is thereby made once, for the suite, instead of once per task: adding the squares of hedged
     half-widths over-covers (docs/suites.md). A task whose every item is selected is known exactly.
@@ -553,8 +554,12 @@ class Suite(Estimator):
         return (rescale(est, b), se_lo * g, se_hi * g, dof, rescale(d_est, b), d_se * g, d_dof)
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        est, se_lo, se_hi, dof, d_est, d_se, d_dof = self._spreads(Yt, alpha)
         w = self.task_weights_
+        if np.count_nonzero(w) == 1:  # the suite is one task: that task's own interval
+            j = int(np.flatnonzero(w)[0])
+            t_est, t_lo, t_hi = self._tasks(Yt, alpha)
+            return t_est[:, j], t_lo[:, j], t_hi[:, j]
+        est, se_lo, se_hi, dof, d_est, d_se, d_dof = self._spreads(Yt, alpha)
         s, d = est @ w, d_est @ w
         lo = np.minimum(s - sum_half_width(se_lo, dof, w, alpha), d - sum_half_width(d_se, d_dof, w, alpha))
         hi = np.maximum(s + sum_half_width(se_hi, dof, w, alpha), d + sum_half_width(d_se, d_dof, w, alpha))

@@ -242,3 +242,51 @@ def test_suite_interval_bad_alpha_is_a_named_error(suite_data):
     est = get_estimator("suite", tasks=tasks).fit(src, sel)
     with pytest.raises(InvalidInputError, match="alpha"):
         est.predict_interval(tgt[:, sel], alpha=1.5)
+
+
+def test_suite_of_one_task_has_that_tasks_interval(suite_data):
+    src, tgt, tasks, sel = suite_data
+    X = tgt[:, sel]
+    one = get_estimator("suite").fit(src, sel)
+    s, lo, hi = one.predict_with_interval(X, alpha=0.1)
+    e, tlo, thi = one.members_[0].predict_with_interval(X, alpha=0.1)
+    np.testing.assert_allclose(s, e, atol=1e-12)
+    np.testing.assert_allclose(lo, tlo, atol=1e-12)
+    np.testing.assert_allclose(hi, thi, atol=1e-12)
+    # all the weight on one task of three: that task's interval
+    w = get_estimator("suite", tasks=tasks, aggregate={"a": 0, "b": 1, "c": 0}).fit(src, sel)
+    s, lo, hi = w.predict_with_interval(X, alpha=0.1)
+    P, plo, phi = w.predict_tasks_with_interval(X, alpha=0.1)
+    np.testing.assert_allclose(s, P[:, 1], atol=1e-12)
+    np.testing.assert_allclose(lo, plo[:, 1], atol=1e-12)
+    np.testing.assert_allclose(hi, phi[:, 1], atol=1e-12)
+
+
+def test_suite_interval_of_conformal_tasks_adds_their_squared_half_widths(suite_data):
+    # an inner estimator without a design-based part: each task's conformal half-width over the normal
+    # quantile is its standard error, and the suite's half-width is sqrt(sum_t w_t^2 h_t^2)
+    src, tgt, tasks, sel = suite_data
+    est = get_estimator("suite", tasks=tasks, estimator="ridge").fit(src, sel)
+    X = tgt[:, sel]
+    s, lo, hi = est._interval(X, 0.1)
+    h = np.column_stack([m._interval(X[:, c], 0.1)[2] - m._interval(X[:, c], 0.1)[0]
+                         for m, c in zip(est.members_, est.columns_)])
+    np.testing.assert_allclose(hi - s, np.sqrt(np.square(h) @ est.task_weights_**2), rtol=1e-9)
+    np.testing.assert_allclose(s - lo, hi - s, rtol=1e-9)  # symmetric conformal half-widths
+
+
+def test_suite_interval_with_chance_levels_and_a_fully_selected_task():
+    Y = irt_responses(50, 60, seed=5)
+    tasks = ["x"] * 4 + ["y"] * 56
+    sel = np.array([0, 1, 2, 3, 10, 20, 30, 40, 50])
+    est = get_estimator("suite", tasks=tasks, chance={"y": 0.25}).fit(Y[:40], sel)
+    X = Y[40:, sel]
+    s, lo, hi = est.predict_with_interval(X, alpha=0.1)
+    P, plo, phi = est.predict_tasks_with_interval(X, alpha=0.1)
+    np.testing.assert_allclose(s, P @ est.task_weights_)
+    assert np.all(plo <= P + 1e-12) and np.all(P <= phi + 1e-12)
+    assert np.all(lo <= s + 1e-12) and np.all(s <= hi + 1e-12) and np.all(hi > lo)
+    # task "x" is known exactly, so the suite's spread is task "y"'s (weight 1/2, slope 1 / 0.75)
+    spreads = est._spreads(X, 0.1)
+    np.testing.assert_allclose(spreads[1][:, 0], 0.0)
+    assert np.all(np.isinf(spreads[3][:, 0]))
