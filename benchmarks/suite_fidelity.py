@@ -129,6 +129,20 @@ def _suite_fit(Ys: np.ndarray, k: int, seed: int, tasks: np.ndarray, share: floa
     return est.fit(Ys, sel.items)
 
 
+def _task_routes(est: Any, X: np.ndarray) -> np.ndarray:
+    """The estimate each task of a fitted suite estimator gives each target (the inner estimator's route;
+    ``"exact"`` for a fully selected task, ``"borrow"`` for a borrowed one); shape (targets, T)."""
+    out = np.empty((X.shape[0], len(est.tasks_)), dtype=object)
+    for j, (m, cols) in enumerate(zip(est.members_, est.columns_)):
+        if m is None:
+            out[:, j] = "exact"
+        elif hasattr(m, "route"):
+            out[:, j] = m.route(X[:, cols])
+        else:
+            out[:, j] = "borrow"
+    return out
+
+
 def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows of one (suite, regime, k, seed): one per method."""
     Y, tasks = load_suite(Path(cell["data_dir"]), cell["suite"])
@@ -143,7 +157,7 @@ def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
     tt, mt = truth[tgt], macro[tgt]
     rows = []
     for method in cell.get("methods", METHODS):
-        task_est = task_lo = task_hi = None
+        task_est = task_lo = task_hi = routes = None
         if method == "pooled":
             c = compress(Ys, k, seed=seed)
             s, slo, shi = c.estimator.predict_with_interval(Yt[:, c.items], alpha=ALPHA)
@@ -155,6 +169,7 @@ def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
             X = Yt[:, est.selection_]
             s, slo, shi = est.predict_with_interval(X, alpha=ALPHA)
             task_est, task_lo, task_hi = est.predict_tasks_with_interval(X, alpha=ALPHA)
+            routes = _task_routes(est, X)
         row: dict[str, Any] = {"suite": cell["suite"], "regime": cell["regime"], "k": k, "seed": seed,
                                "method": method, "targets": int(tgt.size), "mae": float(np.abs(s - mt).mean()),
                                "cover": float(np.mean((slo <= mt + 1e-12) & (mt <= shi + 1e-12)))}
@@ -164,6 +179,11 @@ def run_cell(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
             row["task_cover"] = {t: float(np.mean((task_lo[:, j] <= tt[:, j] + 1e-12) & (tt[:, j] <= task_hi[:, j] +
                                                                                           1e-12)))
                                  for j, t in enumerate(names)}
+        if routes is not None:
+            assert task_lo is not None and task_hi is not None
+            hit = (task_lo <= tt + 1e-12) & (tt <= task_hi + 1e-12)
+            row["task_route_cover"] = {r: [int(hit[routes == r].sum()), int((routes == r).sum())]
+                                       for r in sorted(set(routes.ravel().tolist()))}
         rows.append(row)
     return rows
 
@@ -205,6 +225,13 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 s[f"{m}_covers"] = (float(np.mean([got[sd]["cover"] for sd in seeds])), float(min(tc)),
                                     float(max(tc)))
         s["task_ratio_max"] = s["suite_task_ratio_max"]
+        by_route: dict[str, list[int]] = {}
+        for sd in seeds:
+            for r, (hit, n) in pick["suite"][sd].get("task_route_cover", {}).items():
+                acc = by_route.setdefault(r, [0, 0])
+                acc[0] += hit
+                acc[1] += n
+        s["task_route_cover"] = {r: (h / n, n) for r, (h, n) in by_route.items() if n}
         covers = [np.mean([pick["suite"][sd]["task_cover"][t] for sd in seeds]) for t in tasks]
         s["task_cover_range"] = (float(min(covers)), float(max(covers)))
         out.append(s)
@@ -230,6 +257,16 @@ def render(summary: Sequence[Mapping[str, Any]]) -> str:
     lines.append("")
     lines.append(f"Suite / floor ratio of the suite's MAE at most 0.85 in {good} of {n} cells; largest per-task "
                  f"ratio {max((s['task_ratio_max'] for s in summary), default=math.nan):.2f}.")
+    routed = [s for s in summary if s.get("task_route_cover")]
+    if routed:
+        names = sorted({r for s in routed for r in s["task_route_cover"]})
+        lines += ["", "Coverage of the tasks' 90 % intervals by the route each task's estimate took (target-runs "
+                  "pooled over the tasks and seeds; in brackets their number):", "",
+                  "| suite | regime | k | " + " | ".join(names) + " |", "|" + "---|" * (3 + len(names))]
+        for s in routed:
+            rc = s["task_route_cover"]
+            cells = [f"{rc[r][0]:.2f} ({rc[r][1]})" if r in rc else "" for r in names]
+            lines.append(f"| {s['suite']} | {s['regime']} | {s['k']} | " + " | ".join(cells) + " |")
     borrowed = [s for s in summary if f"{BORROW}_ratio" in s]
     if borrowed:
         lines += ["", "Borrowing strength across tasks (suite / floor MAE ratio of the suite; largest per-task "

@@ -122,6 +122,26 @@ class Auto(Estimator):
         ma, se, _ = self.model_assisted_.estimate_se(Yt)
         return np.where(self._inside(ma, se), self.stacked_._predict(Yt), self.model_assisted_._clip(ma))
 
+    def _design_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.model_assisted_._design_se(Yt)
+
+    def _spread(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The interval of the route each target takes as standard errors, without the hedges of
+        :meth:`_interval` (a suite joins its sum with the sum of the model-assisted estimates once, for the
+        suite): inside, the stacked estimate with the conformal quantile over the normal quantile (infinite
+        degrees of freedom); outside, the model-assisted estimate, its standard error and degrees of freedom."""
+        from scipy.stats import norm
+
+        ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)
+        ma, dofs = self.model_assisted_._clip(ma_raw), np.full(se.shape, float(dof))
+        q = conformal_quantile(self.stacked_._conformal_residuals(), alpha) if self.stacked_ is not None \
+            else math.inf
+        if self.stacked_ is None or not np.isfinite(q):
+            return self._predict(Yt), se, se, dofs
+        inside = self._inside(ma_raw, se)
+        se_r = np.where(inside, q / float(norm.ppf(1 - alpha / 2)), se)
+        return np.where(inside, self.stacked_._predict(Yt), ma), se_r, se_r, np.where(inside, np.inf, dofs)
+
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)
         ma, ma_lo, ma_hi = self.model_assisted_.t_interval(ma_raw, se, dof, alpha)

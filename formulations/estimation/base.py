@@ -533,6 +533,23 @@ class Estimator:
             q = np.array([conformal_quantile(res[:, j], alpha) for j in range(est.shape[1])])
         return est, est - q, est + q
 
+    def _spread(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The ``1 - alpha`` interval as standard errors, for sums of independent estimates (a suite's tasks):
+        (estimate, standard error below, above, degrees of freedom), each shape (T,). By default the
+        half-widths of :meth:`_interval` over the normal quantile, with infinite degrees of freedom."""
+        from scipy.stats import norm
+
+        est, lo, hi = self._interval(Yt, alpha)
+        est = np.asarray(est, dtype=float)
+        z = float(norm.ppf(1 - alpha / 2))
+        return (est, np.maximum(est - np.asarray(lo, dtype=float), 0.0) / z,
+                np.maximum(np.asarray(hi, dtype=float) - est, 0.0) / z, np.full(est.shape, np.inf))
+
+    def _design_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """A design-based estimate with its standard error and degrees of freedom, each shape (T,), for
+        estimators that have one (the model-assisted estimate); None otherwise."""
+        return None
+
     def _bounds(self) -> tuple[float, float] | None:
         """The score range as bounds of a variance (:func:`bounded_variance`), or None when it is not known."""
         lo, hi = self.score_range_

@@ -333,6 +333,14 @@ class ModelAssisted(Estimator):
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.t_interval(*self.estimate_se(Yt), alpha)
 
+    def _design_se(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        est, se, dof = self.estimate_se(Yt)
+        return self._clip(est), se, np.full(se.shape, float(dof))
+
+    def _spread(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        est, se, dof = self._design_se(Yt)
+        return est, se, se, dof
+
     def t_interval(self, est: np.ndarray, se: np.ndarray, dof: int, alpha: float
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(clipped estimate, low, high) of the t-interval ``est -/+ t_{1 - alpha/2, dof} se``; each shape (T,)."""

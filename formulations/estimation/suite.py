@@ -10,7 +10,7 @@ average with the user's weights.
   objective is separable and convex in ``k_t``, so greedy marginal allocation is exact (Fox 1966).
 * :class:`Suite` estimates each task with an estimator of its own (the default ``"auto"``, SPEC F9)
   fitted on that task's items only, and aggregates; the tasks' designs are independent, so the
-  aggregate's interval adds the tasks' squared half-widths.
+  variances of the tasks' estimates add (:func:`sum_half_width`).
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from benchsel.formulations.core.options import Option
 from .base import Estimator, check_alpha, get_estimator, register_estimator, single_thread
 
 __all__ = ["AGGREGATES", "K_MIN", "PROPORTIONAL_SHARE", "Suite", "allocate", "allocation_variance",
-           "chance_levels", "check_tasks", "item_tasks", "suite_allocation", "task_variances", "task_weights"]
+           "chance_levels", "check_tasks", "item_tasks", "suite_allocation", "sum_half_width", "task_variances",
+           "task_weights"]
 
 #: Smallest number of items of a task (two give a within-task variance, hence an interval).
 K_MIN = 2
@@ -295,6 +296,32 @@ def suite_allocation(Y: np.ndarray, codes: np.ndarray, names: Sequence[str], k: 
     return allocate(N, task_variances(Y, codes, T), k, weights=weights, k_min=k_min, lower=floor, names=names)
 
 
+def sum_half_width(se: np.ndarray, dof: np.ndarray, weights: np.ndarray, alpha: float) -> np.ndarray:
+    """Half-width of the ``1 - alpha`` t-interval of ``sum_t w_t x_t`` for independent estimates ``x_t``.
+
+    The variances add, ``V = sum_t w_t^2 se_t^2``; the degrees of freedom are Welch and Satterthwaite's,
+    ``V^2 / sum_t (w_t^2 se_t^2)^2 / dof_t`` (infinite ``dof_t``: a known variance; all infinite: the normal
+    quantile). Half-width ``t_{1 - alpha/2, nu} sqrt(V)``; shape (targets,).
+
+    Parameters
+    ----------
+    se : ndarray, shape (targets, T)
+        Standard errors (non-negative).
+    dof : ndarray, shape (targets, T)
+        Degrees of freedom (positive; ``inf`` allowed).
+    weights : ndarray, shape (T,)
+    alpha : float
+    """
+    from scipy.stats import t as student
+
+    v = np.square(se) * np.square(weights)[None, :]
+    V = v.sum(axis=1)
+    den = np.sum(np.where(np.isfinite(dof), np.square(v) / np.where(np.isfinite(dof), dof, 1.0), 0.0), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nu = np.where(den > 0, np.square(V) / np.where(den > 0, den, 1.0), np.inf)
+    return student.ppf(1 - alpha / 2, nu) * np.sqrt(V)
+
+
 # ------------------------------------------------------------------ borrowing strength
 class Borrowed:
     """One task's GREG estimate with the target's subset mean on the other tasks as the auxiliary variable.
@@ -349,9 +376,17 @@ class Suite(Estimator):
     Task ``t``'s estimate is the inner estimator (default ``"auto"``) fitted on the sources' scores on
     that task's items with that task's selected items; it is rescaled by the chance level where one is
     given. The suite's estimate is the weighted sum of the task estimates (weights from ``aggregate``).
-    Intervals: each task's own, and for the suite ``estimate -/+ sqrt(sum_t w_t^2 h_t^2)`` with ``h_t``
-    the task's lower / upper half-widths (the tasks' designs are independent). A task whose every item
-    is selected is known exactly. Without ``tasks`` the benchmark is one task (named ``"all"``).
+    Intervals: each task's own; for the suite, the tasks' designs are independent, so their variances
+    add. The suite's interval joins two t-intervals with Welch-Satterthwaite degrees of freedom
+    (:func:`sum_half_width`): around the suite's estimate, from the standard errors of the route each task
+    takes (:meth:`Estimator._spread`: the stacked estimate's conformal quantile over the normal one, or
+    the model-assisted standard error with its degrees of freedom), and around the weighted sum of the
+    tasks' design-based (model-assisted) estimates, from their standard errors (a suite whose weight is
+    on one task alone has that task's interval). The inner ``"auto"``
+    estimator's hedge against a biased stacked estimate (its task interval joins the model-assisted
+    one) is thereby made once, for the suite, instead of once per task: adding the squares of hedged
+    half-widths over-covers (docs/suites.md). A task whose every item is selected is known exactly.
+    Without ``tasks`` the benchmark is one task (named ``"all"``).
 
     Attributes (after fit)
     ----------------------
@@ -486,13 +521,49 @@ class Suite(Estimator):
     def _predict(self, Yt: np.ndarray) -> np.ndarray:
         return self._tasks(Yt, None)[0] @ self.task_weights_
 
+    def _spreads(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
+        """Each task's estimate with the standard errors (below, above) and degrees of freedom of the interval
+        of the route it takes, then its design-based (model-assisted) estimate, standard error and degrees of
+        freedom (the route's where the task has none); rescaled; each shape (targets, tasks)."""
+        from scipy.stats import t as student
+
+        shape = (Yt.shape[0], len(self.tasks_))
+        est, se_lo, se_hi, dof = (np.zeros(shape) for _ in range(4))
+        d_est, d_se, d_dof = (np.zeros(shape) for _ in range(3))
+        for j, (m, cols) in enumerate(zip(self.members_, self.columns_)):
+            Yj = Yt[:, cols]
+            if m is None:  # every item selected: known exactly
+                est[:, j] = d_est[:, j] = Yj.mean(axis=1)
+                dof[:, j] = d_dof[:, j] = np.inf
+                continue
+            if isinstance(m, Borrowed):
+                e, h = m.estimate(Yj, Yt[:, self._others[j]].mean(axis=1), alpha)
+                k = m.local.size
+                est[:, j] = d_est[:, j] = np.clip(e, *m.range)
+                se_lo[:, j] = se_hi[:, j] = d_se[:, j] = h / float(student.ppf(1 - alpha / 2, k - 1)) if k > 1 else 0.0
+                dof[:, j] = d_dof[:, j] = max(k - 1, 1)
+                continue
+            est[:, j], se_lo[:, j], se_hi[:, j], dof[:, j] = m._spread(Yj, alpha)
+            design = m._design_se(Yj)
+            if design is None:
+                d_est[:, j], d_se[:, j], d_dof[:, j] = est[:, j], np.maximum(se_lo[:, j], se_hi[:, j]), dof[:, j]
+            else:
+                d_est[:, j], d_se[:, j], d_dof[:, j] = design
+        b = self.chance_
+        g = np.ones(shape[1]) if b is None else 1.0 / (1.0 - b)  # the rescaling's slope
+        return (rescale(est, b), se_lo * g, se_hi * g, dof, rescale(d_est, b), d_se * g, d_dof)
+
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        est, lo, hi = self._tasks(Yt, alpha)
         w = self.task_weights_
-        s = est @ w
-        down = np.sqrt(np.square(np.maximum(est - lo, 0.0)) @ (w * w))
-        up = np.sqrt(np.square(np.maximum(hi - est, 0.0)) @ (w * w))
-        return s, s - down, s + up
+        if np.count_nonzero(w) == 1:  # the suite is one task: that task's own interval
+            j = int(np.flatnonzero(w)[0])
+            t_est, t_lo, t_hi = self._tasks(Yt, alpha)
+            return t_est[:, j], t_lo[:, j], t_hi[:, j]
+        est, se_lo, se_hi, dof, d_est, d_se, d_dof = self._spreads(Yt, alpha)
+        s, d = est @ w, d_est @ w
+        lo = np.minimum(s - sum_half_width(se_lo, dof, w, alpha), d - sum_half_width(d_se, d_dof, w, alpha))
+        hi = np.maximum(s + sum_half_width(se_hi, dof, w, alpha), d + sum_half_width(d_se, d_dof, w, alpha))
+        return s, lo, hi
 
     def predict_tasks(self, Y_target: Any) -> np.ndarray:
         """Each target's estimated score on each task, shape (targets, T), columns in the order of

@@ -32,6 +32,15 @@ def test_one_cell_rows_and_summary():
         assert 0 <= r["mae"] < 0.3 and 0 <= r["cover"] <= 1
         if r["method"] != "pooled":
             assert list(r["task_mae"]) == ["mrpc", "rte", "sst2"]
+        if r["method"] == "suite":  # every target of every task counted once, under the route it took
+            routes = r["task_route_cover"]
+            assert set(routes) <= {"stacked", "model-assisted", "exact"}
+            assert sum(n for _, n in routes.values()) == 3 * r["targets"]
+            assert all(0 <= hit <= n for hit, n in routes.values())
+            hits = sum(hit for hit, _ in routes.values())
+            assert hits == pytest.approx(sum(r["task_cover"].values()) * r["targets"])
     (s,) = summarise(rows)
     assert s["seeds"] == 2 and s["ratio"][0] > 0
-    assert "| glue | extrapolation | 30 |" in render([s])
+    assert all(0 <= c <= 1 and n > 0 for c, n in s["task_route_cover"].values())
+    text = render([s])
+    assert "| glue | extrapolation | 30 |" in text and "by the route each task's estimate took" in text

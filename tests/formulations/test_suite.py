@@ -163,3 +163,130 @@ def test_borrowing_strength_is_design_unbiased_by_enumeration():
     assert np.mean(ests) == pytest.approx(target[:12].mean(), abs=1e-9)
     P, lo, hi = est.predict_tasks_with_interval(target[sel][None], alpha=0.1)
     assert np.all(lo <= P) and np.all(P <= hi) and np.all(np.isfinite(hi))
+
+
+def test_sum_half_width_adds_variances_with_welch_satterthwaite_dof():
+    from scipy.stats import norm
+    from scipy.stats import t as student
+
+    from benchsel.formulations.estimation.suite import sum_half_width
+
+    se = np.array([[0.1, 0.2, 0.05]])
+    w = np.array([0.5, 0.3, 0.2])
+    V = float(np.sum(w**2 * se[0] ** 2))
+    # known variances: the normal quantile
+    h = sum_half_width(se, np.full((1, 3), np.inf), w, 0.1)
+    assert h[0] == pytest.approx(norm.ppf(0.95) * np.sqrt(V))
+    # one task: its own t quantile
+    h1 = sum_half_width(se[:, :1], np.array([[4.0]]), np.array([1.0]), 0.1)
+    assert h1[0] == pytest.approx(student.ppf(0.95, 4) * 0.1)
+    # Welch-Satterthwaite: nu = V^2 / sum v^2 / dof, at least the smallest dof
+    dof = np.array([[3.0, 5.0, np.inf]])
+    v = w**2 * se[0] ** 2
+    nu = V**2 / (v[0] ** 2 / 3 + v[1] ** 2 / 5)
+    assert nu >= 3
+    assert sum_half_width(se, dof, w, 0.1)[0] == pytest.approx(student.ppf(0.95, nu) * np.sqrt(V))
+    # adding t-half-widths in quadrature is wider than the t-interval of the sum (the over-coverage fixed)
+    q = student.ppf(0.95, dof[0])
+    assert sum_half_width(se, dof, w, 0.1)[0] < np.sqrt(np.sum((w * q * se[0]) ** 2))
+    # no spread at all: a zero half-width, not a NaN
+    assert sum_half_width(np.zeros((1, 3)), dof, w, 0.1)[0] == 0.0
+
+
+def test_suite_interval_of_design_based_tasks_adds_their_variances(suite_data):
+    from benchsel.formulations.estimation.suite import sum_half_width
+
+    src, tgt, tasks, sel = suite_data
+    est = get_estimator("suite", tasks=tasks, estimator="model-assisted").fit(src, sel)
+    X = tgt[:, sel]
+    s, lo, hi = est._interval(X, 0.1)
+    se = np.column_stack([m.estimate_se(X[:, c])[1] for m, c in zip(est.members_, est.columns_)])
+    dof = np.column_stack([np.full(X.shape[0], float(m.estimate_se(X[:, c])[2]))
+                           for m, c in zip(est.members_, est.columns_)])
+    h = sum_half_width(se, dof, est.task_weights_, 0.1)
+    np.testing.assert_allclose(s - lo, h, rtol=1e-12)
+    np.testing.assert_allclose(hi - s, h, rtol=1e-12)
+    # narrower than the squared task half-widths added (each task's own t quantile, few items each)
+    from scipy.stats import t as student
+
+    assert np.all(h < np.sqrt(np.square(student.ppf(0.95, dof) * se) @ est.task_weights_**2))
+
+
+def test_suite_interval_joins_the_route_and_the_design_estimates(suite_data):
+    src, tgt, tasks, sel = suite_data
+    est = get_estimator("suite", tasks=tasks).fit(src, sel)
+    X = tgt[:, sel]
+    s, lo, hi = est.predict_with_interval(X, alpha=0.1)
+    d = np.column_stack([m.model_assisted_._predict(X[:, c]) for m, c in zip(est.members_, est.columns_)])
+    design = d @ est.task_weights_
+    assert np.all(lo <= s + 1e-12) and np.all(s <= hi + 1e-12)
+    assert np.all(lo <= design + 1e-12) and np.all(design <= hi + 1e-12)
+    # a wider level gives a wider interval
+    lo2, hi2 = est.predict_interval(X, alpha=0.02)
+    assert np.all(lo2 <= lo + 1e-12) and np.all(hi <= hi2 + 1e-12)
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_suite_interval_at_the_ends_of_the_range_is_never_zero_width(suite_data, value):
+    src, _, tasks, sel = suite_data
+    est = get_estimator("suite", tasks=tasks).fit(src, sel)
+    X = np.full((1, sel.size), value)
+    s, lo, hi = est.predict_with_interval(X, alpha=0.1)
+    assert hi[0] - lo[0] > 0.01 and lo[0] <= s[0] <= hi[0]
+    tl, th = est.predict_tasks_interval(X, alpha=0.1)
+    assert np.all(th - tl > 0.01)
+
+
+def test_suite_interval_bad_alpha_is_a_named_error(suite_data):
+    src, tgt, tasks, sel = suite_data
+    est = get_estimator("suite", tasks=tasks).fit(src, sel)
+    with pytest.raises(InvalidInputError, match="alpha"):
+        est.predict_interval(tgt[:, sel], alpha=1.5)
+
+
+def test_suite_of_one_task_has_that_tasks_interval(suite_data):
+    src, tgt, tasks, sel = suite_data
+    X = tgt[:, sel]
+    one = get_estimator("suite").fit(src, sel)
+    s, lo, hi = one.predict_with_interval(X, alpha=0.1)
+    e, tlo, thi = one.members_[0].predict_with_interval(X, alpha=0.1)
+    np.testing.assert_allclose(s, e, atol=1e-12)
+    np.testing.assert_allclose(lo, tlo, atol=1e-12)
+    np.testing.assert_allclose(hi, thi, atol=1e-12)
+    # all the weight on one task of three: that task's interval
+    w = get_estimator("suite", tasks=tasks, aggregate={"a": 0, "b": 1, "c": 0}).fit(src, sel)
+    s, lo, hi = w.predict_with_interval(X, alpha=0.1)
+    P, plo, phi = w.predict_tasks_with_interval(X, alpha=0.1)
+    np.testing.assert_allclose(s, P[:, 1], atol=1e-12)
+    np.testing.assert_allclose(lo, plo[:, 1], atol=1e-12)
+    np.testing.assert_allclose(hi, phi[:, 1], atol=1e-12)
+
+
+def test_suite_interval_of_conformal_tasks_adds_their_squared_half_widths(suite_data):
+    # an inner estimator without a design-based part: each task's conformal half-width over the normal
+    # quantile is its standard error, and the suite's half-width is sqrt(sum_t w_t^2 h_t^2)
+    src, tgt, tasks, sel = suite_data
+    est = get_estimator("suite", tasks=tasks, estimator="ridge").fit(src, sel)
+    X = tgt[:, sel]
+    s, lo, hi = est._interval(X, 0.1)
+    h = np.column_stack([m._interval(X[:, c], 0.1)[2] - m._interval(X[:, c], 0.1)[0]
+                         for m, c in zip(est.members_, est.columns_)])
+    np.testing.assert_allclose(hi - s, np.sqrt(np.square(h) @ est.task_weights_**2), rtol=1e-9)
+    np.testing.assert_allclose(s - lo, hi - s, rtol=1e-9)  # symmetric conformal half-widths
+
+
+def test_suite_interval_with_chance_levels_and_a_fully_selected_task():
+    Y = irt_responses(50, 60, seed=5)
+    tasks = ["x"] * 4 + ["y"] * 56
+    sel = np.array([0, 1, 2, 3, 10, 20, 30, 40, 50])
+    est = get_estimator("suite", tasks=tasks, chance={"y": 0.25}).fit(Y[:40], sel)
+    X = Y[40:, sel]
+    s, lo, hi = est.predict_with_interval(X, alpha=0.1)
+    P, plo, phi = est.predict_tasks_with_interval(X, alpha=0.1)
+    np.testing.assert_allclose(s, P @ est.task_weights_)
+    assert np.all(plo <= P + 1e-12) and np.all(P <= phi + 1e-12)
+    assert np.all(lo <= s + 1e-12) and np.all(s <= hi + 1e-12) and np.all(hi > lo)
+    # task "x" is known exactly, so the suite's spread is task "y"'s (weight 1/2, slope 1 / 0.75)
+    spreads = est._spreads(X, 0.1)
+    np.testing.assert_allclose(spreads[1][:, 0], 0.0)
+    assert np.all(np.isinf(spreads[3][:, 0]))
