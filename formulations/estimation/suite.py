@@ -25,9 +25,11 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 
 from .base import Estimator, check_alpha, get_estimator, register_estimator, single_thread
+from .groups import check_group_weights, group_matrix
 
 __all__ = ["AGGREGATES", "K_MIN", "PROPORTIONAL_SHARE", "Suite", "allocate", "allocation_variance",
-           "chance_levels", "check_tasks", "item_tasks", "suite_allocation", "task_variances", "task_weights"]
+           "chance_levels", "check_tasks", "item_tasks", "suite_allocation", "task_variances", "task_weights",
+           "weighted_sum"]
 
 #: Smallest number of items of a task (two give a within-task variance, hence an interval).
 K_MIN = 2
@@ -361,6 +363,10 @@ class Suite(Estimator):
     chance_ : ndarray, shape (T,), or None
     members_ : list of Estimator, Borrowed or None
         Each task's fitted estimator (None for a fully selected task; :class:`Borrowed` with ``borrow``).
+    groups_ : list of str
+        Group names (``groups``; empty without), the columns of :meth:`predict_groups`.
+    group_weights_ : ndarray, shape (T, G)
+        Each group's weights of the tasks (a column per group, summing to 1).
     """
 
     name = "suite"
@@ -379,6 +385,8 @@ class Suite(Estimator):
         Option("borrow", False, "bool", doc="estimate each task by GREG with the target's mean on the other "
                                             "tasks' items as the auxiliary variable (:class:`Borrowed`) instead "
                                             "of the inner estimator"),
+        Option("groups", None, "any", doc="groups of tasks, {group: {task: weight}}: each group's estimate is the "
+                                          "weighted sum of its tasks' (lm-eval groups)"),
     )
 
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -406,6 +414,8 @@ class Suite(Estimator):
             sizes = np.bincount(codes, minlength=len(names))
             task_weights(params["aggregate"], names, sizes)
             chance_levels(params["chance"], names)
+        if params["groups"] is not None:
+            check_group_weights(params["groups"])
         return params
 
     # ------------------------------------------------------------ fit
@@ -422,6 +432,10 @@ class Suite(Estimator):
         self.task_sizes_ = sizes
         self.task_weights_ = task_weights(self.params["aggregate"], names, sizes)
         self.chance_ = chance_levels(self.params["chance"], names)
+        groups = self.params["groups"]
+        groups = {} if groups is None else check_group_weights(groups)
+        self.groups_ = list(groups)
+        self.group_weights_ = group_matrix(groups, names)
         w = self.params["weights"]
         if w is not None and np.asarray(w).shape != sel.shape:
             raise InvalidInputError(f"weights: expected shape ({sel.size},), one weight per selected item, got "
@@ -487,12 +501,7 @@ class Suite(Estimator):
         return self._tasks(Yt, None)[0] @ self.task_weights_
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        est, lo, hi = self._tasks(Yt, alpha)
-        w = self.task_weights_
-        s = est @ w
-        down = np.sqrt(np.square(np.maximum(est - lo, 0.0)) @ (w * w))
-        up = np.sqrt(np.square(np.maximum(hi - est, 0.0)) @ (w * w))
-        return s, s - down, s + up
+        return weighted_sum(*self._tasks(Yt, alpha), self.task_weights_)
 
     def predict_tasks(self, Y_target: Any) -> np.ndarray:
         """Each target's estimated score on each task, shape (targets, T), columns in the order of
@@ -518,3 +527,53 @@ class Suite(Estimator):
         """``(low, high)``: each task's ``1 - alpha`` interval, each shape (targets, T)."""
         _, lo, hi = self.predict_tasks_with_interval(Y_target, alpha)
         return lo, hi
+
+    # ------------------------------------------------------------ groups
+    def _groups_matrix(self) -> np.ndarray:
+        if not self.groups_:
+            raise InvalidInputError("groups: this suite has no groups (compress keeps lm-eval's groups of the logs "
+                                    "it reads; Suite(groups={group: {task: weight}}) sets them)")
+        return self.group_weights_
+
+    def predict_groups(self, Y_target: Any) -> np.ndarray:
+        """Each target's estimated score on each group, shape (targets, G), columns in the order of
+        :attr:`groups_`: the group's weighted sum of the task estimates."""
+        W = self._groups_matrix()
+        return self._tasks(self._targets(Y_target), None)[0] @ W
+
+    def predict_groups_with_interval(self, Y_target: Any, alpha: float = 0.1
+                                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Group estimates and their ``1 - alpha`` intervals, each shape (targets, G): the tasks' half-widths
+        added in quadrature with the group's weights (the tasks' designs are independent)."""
+        W = self._groups_matrix()
+        a = check_alpha(alpha)
+        Yt = self._targets(Y_target)
+        with single_thread():
+            return weighted_sum(*self._tasks(Yt, a), W)
+
+    def predict_groups_interval(self, Y_target: Any, alpha: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: each group's ``1 - alpha`` interval, each shape (targets, G)."""
+        _, lo, hi = self.predict_groups_with_interval(Y_target, alpha)
+        return lo, hi
+
+
+def weighted_sum(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted sums of task estimates and their interval: ``(est @ w, low, high)`` with the lower and upper
+    half-widths ``sqrt(sum_t w_t^2 h_t^2)`` (independent tasks).
+
+    Parameters
+    ----------
+    est, lo, hi : ndarray, shape (targets, T)
+        Task estimates and interval ends.
+    w : ndarray, shape (T,) or (T, G)
+        Weights (a column per aggregate).
+
+    Returns
+    -------
+    estimate, low, high : ndarray, shape (targets,) or (targets, G)
+    """
+    s = est @ w
+    down = np.sqrt(np.square(np.maximum(est - lo, 0.0)) @ (w * w))
+    up = np.sqrt(np.square(np.maximum(hi - est, 0.0)) @ (w * w))
+    return s, s - down, s + up
