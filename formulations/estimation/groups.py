@@ -25,7 +25,8 @@ import numpy as np
 from benchsel.formulations.core.errors import InvalidInputError
 
 __all__ = ["WEIGHTINGS", "GroupTree", "check_group_weights", "check_groups", "group_matrix", "group_order",
-           "infer_weighting", "leaf_weights", "leaves", "missing_members", "prune_groups", "restricted_weights"]
+           "infer_weighting", "leaf_weights", "leaves", "missing_members", "prune_groups", "restricted_weights",
+           "roots"]
 
 #: How a group's members are weighted: by size, equally, either (the members' sizes are equal), equally
 #: because lm-eval reports no score for the group (a tag), or the suite's weights restricted to the group.
