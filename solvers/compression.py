@@ -497,8 +497,6 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
     opts = {o: _saved_option(v) for o, v in dict(selection_options or {}).items()}
     src = source_scores(Y, A, selection=selection, estimator=name, seed=seed, time_limit=time_limit,
                         selection_options=opts)
-    if spec is not None and spec.tree is not None:
-        _log(verbose, "groups: " + ", ".join(f"{g} ({w})" for g, w in spec.tree.weighting.items()))
     return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt, src,
                       None if spec is None else spec.tree)
 
