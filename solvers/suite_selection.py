@@ -110,9 +110,8 @@ def groups_of(Y: Any, tasks: Any, groups: Any) -> tuple[dict[str, list[str]] | N
     if tasks is not None or not isinstance(attrs, dict):
         return None, None
     found, report = attrs.get("groups"), attrs.get("group_report")
-    if not isinstance(report, Mapping):
-        report = None
-    return (dict(found) if isinstance(found, Mapping) and found else None), report
+    hierarchy = check_groups(found, "Y.attrs['groups']") if isinstance(found, Mapping) and found else None
+    return hierarchy, (dict(report) if isinstance(report, Mapping) else None)
 
 
 def _complete(groups: dict[str, list[str]], names: Sequence[str]) -> dict[str, list[str]]:
@@ -181,7 +180,7 @@ def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] 
         return agg, None, None
     tree = _complete(prune_groups(groups or {}, names), names)
     w = dict(zip(names, task_weights(agg, names, sizes).tolist()))
-    kept = {g: r for g in group_order(tree, names) if (r := restricted_weights(w, leaves(tree, g))) is not None}
+    kept = {g: rw for g in group_order(tree, names) if (rw := restricted_weights(w, leaves(tree, g))) is not None}
     if not kept:
         return agg, None, None
     return agg, kept, GroupTree({g: tree[g] for g in kept}, dict.fromkeys(kept, "aggregate"), "aggregate")
