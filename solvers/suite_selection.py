@@ -7,6 +7,7 @@ independent too.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -177,8 +178,15 @@ def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] 
         return suite, per, GroupTree({g: tree[g] for g in order}, {g: weighting[g] for g in order}, "groups")
     agg = "macro" if aggregate is None else aggregate
     if conflict:
+        warnings.warn(f"groups: {conflict}; the suite has no group rows (the tasks are weighted by aggregate="
+                      f"{agg!r})", stacklevel=4)
         return agg, None, None
-    tree = _complete(prune_groups(groups or {}, names), names)
+    pruned = prune_groups(groups or {}, names)
+    tree = _complete(pruned, names)
+    if len(tree) < len(pruned):
+        dropped = [g for g in pruned if g not in tree]
+        warnings.warn(f"groups: {len(dropped)} group(s) not read whole get no row: "
+                      f"{', '.join(map(repr, dropped[:5]))}{' ...' if len(dropped) > 5 else ''}", stacklevel=4)
     w = dict(zip(names, task_weights(agg, names, sizes).tolist()))
     kept = {g: rw for g in group_order(tree, names) if (rw := restricted_weights(w, leaves(tree, g))) is not None}
     if not kept:
