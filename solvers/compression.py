@@ -288,9 +288,7 @@ class Compressed:
         ndarray of shape (models, tasks), columns in the order of :attr:`tasks` (a DataFrame indexed by
         the models, columns the tasks, for a DataFrame)
         """
-        est = self._suite()
-        A, index = self._aligned(Y_items)
-        return _frame(est.predict_tasks(A), index, self.tasks)
+        return self._parts("task", Y_items)
 
     def predict_tasks_interval(self, Y_items: Any, alpha: float = 0.1) -> tuple[Any, Any]:
         """A ``1 - alpha`` interval for each new model's score on each task.
@@ -299,28 +297,14 @@ class Compressed:
         -------
         low, high : ndarray of shape (models, tasks) (DataFrames for a DataFrame)
         """
-        est = self._suite()
-        A, index = self._aligned(Y_items)
-        lo, hi = est.predict_tasks_interval(A, alpha=alpha)
-        return _frame(lo, index, self.tasks), _frame(hi, index, self.tasks)
+        return self._parts("task", Y_items, alpha)
 
     def predict_groups(self, Y_items: Any) -> Any:
-        """Each new model's estimated score on each group of the suite, shape (models, groups): the group's
-        weighted sum of the task estimates (:attr:`group_tree` says how each group weights its members).
-
-        Parameters
-        ----------
-        Y_items : array_like or pandas.DataFrame, shape (models, k)
-            As for :meth:`predict`.
-
-        Returns
-        -------
-        ndarray of shape (models, groups), columns in the order of :attr:`groups` (a DataFrame for a
-        DataFrame)
+        """Each new model's estimated score on each group of the suite, shape (models, groups), columns in the
+        order of :attr:`groups` (a DataFrame for a DataFrame): the group's weighted sum of the task estimates
+        (:attr:`group_tree` says how each group weights its members). ``Y_items`` as for :meth:`predict`.
         """
-        est = self._with_groups()
-        A, index = self._aligned(Y_items)
-        return _frame(est.predict_groups(A), index, self.groups, "group")
+        return self._parts("group", Y_items)
 
     def predict_groups_interval(self, Y_items: Any, alpha: float = 0.1) -> tuple[Any, Any]:
         """A ``1 - alpha`` interval for each new model's score on each group (the tasks' half-widths added in
@@ -330,17 +314,20 @@ class Compressed:
         -------
         low, high : ndarray of shape (models, groups) (DataFrames for a DataFrame)
         """
-        est = self._with_groups()
-        A, index = self._aligned(Y_items)
-        lo, hi = est.predict_groups_interval(A, alpha=alpha)
-        return _frame(lo, index, self.groups, "group"), _frame(hi, index, self.groups, "group")
+        return self._parts("group", Y_items, alpha)
 
-    def _with_groups(self) -> Any:
+    def _parts(self, kind: str, Y_items: Any, alpha: float | None = None) -> Any:
+        """Task or group (``kind``) estimates of the suite, or with ``alpha`` their intervals ``(low, high)``."""
         est = self._suite()
-        if self.groups is None:
+        names = self.tasks if kind == "task" else self.groups
+        if names is None:
             raise InvalidInputError("groups: this compression has no groups (compress keeps the lm-eval groups of "
                                     "the logs it reads, or takes groups={group: [members]})")
-        return est
+        A, index = self._aligned(Y_items)
+        if alpha is None:
+            return _frame(getattr(est, f"predict_{kind}s")(A), index, names, kind)
+        lo, hi = getattr(est, f"predict_{kind}s_interval")(A, alpha=alpha)
+        return _frame(lo, index, names, kind), _frame(hi, index, names, kind)
 
     def route(self, Y_items: Any) -> Any:
         """Which estimate each new model gets (``"stacked"`` or ``"model-assisted"`` for the default
