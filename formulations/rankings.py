@@ -115,6 +115,9 @@ def _table_values(table: Any) -> tuple[np.ndarray, list[str], list[str], list[st
         s = df.iloc[:, j]
         if pd.api.types.is_bool_dtype(s.dtype):
             raise InvalidInputError(f"table: column {mets[j]!r} holds booleans, expected numeric scores")
+        if pd.api.types.is_complex_dtype(s.dtype) or (s.dtype == object and any(
+                isinstance(c, (complex, np.complexfloating)) for c in s)):
+            raise InvalidInputError(f"table: column {mets[j]!r} holds complex numbers, expected real scores")
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=float, na_value=np.nan)
         else:

@@ -22,7 +22,6 @@ from benchsel.formulations.core.validation import (
     check_float,
     check_int,
     check_rng,
-    check_unique_labels,
 )
 
 from .files import read_npz
@@ -139,8 +138,6 @@ def load_responses(path: str | Path, *, lower_is_better: bool | Sequence[bool] |
         )
     if np.unique(metrics).size != metrics.size:
         raise InvalidInputError(f"{where}: metric names must be distinct, got {metrics.tolist()}")
-    check_unique_labels(models, f"{where}: models", "model")
-    check_unique_labels(items, f"{where}: item_ids", "item")
     if lower_is_better is None:
         lib = np.full(K, any(fnmatch.fnmatch(path.name, p) for p in LOWER_IS_BETTER_FILES))
     elif isinstance(lower_is_better, (bool, np.bool_)):

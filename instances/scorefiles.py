@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.registry import Registry
 from benchsel.formulations.core.untrusted import MB, LimitError, current_limits, file_size, iter_lines
+from benchsel.formulations.core.validation import check_unique_labels
 
 from ._itemtable import MISSING, check_choice
 from .evallogs import read_lm_eval_samples
@@ -235,6 +236,9 @@ def _read_npz(path: Path, metric: str | None) -> pd.DataFrame:
         Y = r.Y
     models = [str(m) for m in r.models]
     items = [x.item() if hasattr(x, "item") else x for x in r.item_ids]
+    # a table's rows and columns are matched by their labels (an array's are not: load_responses keeps repeats)
+    check_unique_labels(models, f"{str(path)!r}: models", "model")
+    check_unique_labels(items, f"{str(path)!r}: item_ids", "item")
     return pd.DataFrame(Y.astype(float), index=pd.Index(models, name="model"), columns=pd.Index(items, name="item"))
 
 

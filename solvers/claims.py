@@ -19,7 +19,8 @@ the tolerances it solved with (:class:`~benchsel.formulations.core.result.Tolera
   that point; the same data scaled by any factor give the same verdict.
 
 The exact backends' shared run (:func:`benchsel.solvers.backends.common.run_exact`) judges in model units,
-the CP-SAT backend asks :func:`within` whether its checked incumbent meets its bound, and
+the CP-SAT backend judges its checked incumbent against the bound of its scaled copy (asking :func:`within`
+whether a certificate solve is still needed), and
 :func:`benchsel.solvers.api.finalize` judges every method's result again in the formulation's units.
 """
 from __future__ import annotations
@@ -79,8 +80,11 @@ def slack(value: float, tolerances: Tolerances, unit: float = 1.0) -> float:
 
 
 def within(value: float, bound: float, tolerances: Tolerances, unit: float = 1.0) -> bool:
-    """Is the objective ``value`` within :func:`slack` of ``bound`` (minimisation units)?"""
-    return value - bound <= slack(value, tolerances, unit)
+    """Is the objective ``value`` within :func:`slack` of ``bound`` (minimisation units)?
+
+    The difference is taken in floats, so a bound set at exactly ``value - slack`` may land an ulp past it:
+    a few ulps of ``value`` are allowed for that rounding."""
+    return value - bound <= slack(value, tolerances, unit) + 4.0 * math.ulp(abs(value))
 
 
 def judge(termination: Termination, objective: float | None, bound: float | None, tolerances: Tolerances, *,

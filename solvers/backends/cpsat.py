@@ -41,8 +41,10 @@ accepts (the warm start included), and
   infeasible, no selection beats ``z`` by more than ``tol`` and the answer is
   ``"optimal"`` (bound ``z - tol``); a better selection it finds becomes the
   incumbent and the check repeats;
-* otherwise (limits, or ``max_nogoods`` refutations) the answer is
-  ``"time_limit"`` or ``"feasible"`` with the widened bound, never ``"optimal"``;
+* otherwise (limits, or ``max_nogoods`` refutations) CP-SAT's own status is
+  reported with the widened bound and :func:`benchsel.solvers.claims.judge`
+  decides: ``"optimal"`` only when the checked incumbent is within the
+  tolerance of that bound, else ``"feasible"`` / ``"time_limit"``;
 * ``"infeasible"`` is reported only when the relaxed copy is infeasible, which
   proves the original infeasible.
 
@@ -80,7 +82,7 @@ from benchsel.solvers.backends.common import (
     refuse_quadratic,
     run_exact,
 )
-from benchsel.solvers.claims import slack, within
+from benchsel.solvers.claims import judge, slack, within
 
 __all__ = ["ScaledModel", "cp_model_module", "default_workers", "scale_model", "solve_model_cpsat"]
 
@@ -546,9 +548,11 @@ def solve_model_cpsat(model: LinearModel, *, time_limit: float | None = None, se
                 term = Termination.UNKNOWN
             break
     extra.update(run.summary())
-    if bound is not None and not np.isfinite(bound):
-        bound = None
     best = run.best_sel
+    # CP-SAT's status is about the copy: the judge decides what the checked incumbent and the bound may claim
+    judged = judge(term, None if best is None else float(run.best_val), bound, run.tolerances)
+    judged.record(extra)
+    term, bound = judged.termination, judged.bound
     return (None if best is None else np.asarray(best, dtype=np.int64)), term, bound, extra
 
 
@@ -652,16 +656,16 @@ class _Search:
         if status == cp.OPTIMAL:
             assert final_id is not None
             if self.values[final_id[1]] is None:  # the copy's optimum fails the original: refute it, solve again
-                if not can_refute:
-                    return widened, Termination.FEASIBLE if self.best_sel is not None else Termination.UNKNOWN
+                if not can_refute:  # the copy's claim stands or falls by the judge (checked incumbent vs bound)
+                    return widened, Termination.OPTIMAL
                 self.add_nogood(final_id)
                 return None
             assert self.best_sel is not None and self.best_id is not None
             if widened is not None and within(self.best_val, widened, self.tolerances):
                 return widened, Termination.OPTIMAL
             # the checked objective is not within the tolerance of the widened bound: certificate solve
-            if not can_refute or not self.has_obj:
-                return widened, Termination.FEASIBLE
+            if not can_refute or not self.has_obj:  # no certificate solve left: the judge refuses the claim
+                return widened, Termination.OPTIMAL
             self.add_nogood(self.best_id)
             self.add_nogood(final_id)
             self._cut_off()
@@ -670,9 +674,8 @@ class _Search:
             if self.certificate and self.best_sel is not None:
                 # every selection but the refuted ones and the incumbent is worse than the incumbent - tol
                 return self.best_val - self.tol(self.best_val), Termination.OPTIMAL
-            if self.best_sel is not None:  # contradicts a checked selection: report what is known
+            if self.best_sel is not None:  # contradicts a checked selection: the judge keeps the selection
                 self.extra["cpsat_note"] = "CP-SAT reported the copy infeasible although a checked selection exists"
-                return None, Termination.FEASIBLE
             return None, Termination.INFEASIBLE
         if status == cp.MODEL_INVALID:
             self.extra["error"] = self.cm.validate()

@@ -346,3 +346,14 @@ def test_bad_other_arguments():
         PP.from_scores(np.eye(3), eps=0.2).linear_model(model="dense")
     with pytest.raises(InvalidInputError, match="rules"):
         PP.from_scores(np.eye(3), eps=0.2).scoring_rule_check([0], rules=("condorcet",))
+
+
+@pytest.mark.parametrize("table", [
+    np.array([[1 + 1j, 2.0], [3.0, 4.0]]),
+    pd.DataFrame({"a": [1 + 0j, 2 + 0j], "b": [3.0, 4.0]}),
+    pd.DataFrame({"a": [1j, "0.5"], "b": [3.0, 4.0]}, dtype=object),
+])
+def test_complex_scores_are_refused_not_cast(table):
+    # casting would drop the imaginary part without a word
+    with pytest.raises(InvalidInputError, match=r"^table: column '(0|a)' holds complex numbers, expected real scores"):
+        PR.from_scores(table, g=1)

@@ -109,14 +109,16 @@ def test_duplicate_labels_in_a_dataframe_are_refused_at_input():
     assert compress(Y, k=4, seed=0).k == 4  # distinct labels: as before
 
 
-def test_duplicate_labels_in_an_npz_are_refused_by_name(tmp_path):
+def test_duplicate_labels_of_an_npz_read_as_a_table_are_refused_by_name(tmp_path):
     from benchsel.instances.responses import load_responses
 
     Y = np.zeros((3, 4))
     np.savez(tmp_path / "m.npz", Y=Y, models=np.array(["a", "b", "a"]))
     np.savez(tmp_path / "i.npz", Y=Y, item_ids=np.array([1, 2, 3, 2]))
     with pytest.raises(InvalidInputError, match=r"m\.npz.*: models: expected distinct model labels, got 'a' twice"):
-        load_responses(tmp_path / "m.npz")
+        load_scores(tmp_path / "m.npz")
+    # as arrays (rows by position, as the published OLL v2 files with repeated rows are read) they load
+    assert load_responses(tmp_path / "m.npz").models.tolist() == ["a", "b", "a"]
     with pytest.raises(InvalidInputError, match=r"i\.npz.*: item_ids: expected distinct item labels, got 2 twice"):
         load_scores(tmp_path / "i.npz")
 
