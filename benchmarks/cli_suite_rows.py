@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from benchsel.formulations.estimation.suite import weighted_sum
+
 __all__ = ["SuiteRows", "groups_note", "suite_label"]
 
 
@@ -50,7 +52,8 @@ class SuiteRows:
         self.tasks: list[str] = list(c.tasks or [])
         self.groups: list[str] = list(c.groups or [])
         self.task_values = est.predict_tasks_with_interval(X, alpha=alpha)
-        self.group_values = est.predict_groups_with_interval(X, alpha=alpha) if self.groups else None
+        # the groups' rows from the same task estimates (Suite.predict_groups_with_interval, computed once)
+        self.group_values = weighted_sum(*self.task_values, est.group_weights_) if self.groups else None
         self.label = suite_label(c)
 
     def _named(self, i: int) -> list[tuple[str, str, float, float, float]]:

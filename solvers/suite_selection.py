@@ -177,6 +177,12 @@ def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] 
                 suite[t] += v / len(top)
         return suite, per, GroupTree({g: tree[g] for g in order}, {g: weighting[g] for g in order}, "groups")
     agg = "macro" if aggregate is None else aggregate
+    unknown = missing_members(groups or {}, names) if report is None else {}
+    if unknown:  # groups given by the user: a member that is neither a task nor a group is a typo
+        g, ms = next(iter(unknown.items()))
+        raise InvalidInputError(f"groups: group {g!r} names members that are neither tasks nor groups: "
+                                f"{', '.join(map(repr, ms[:5]))} (tasks: {', '.join(map(repr, names[:8]))}"
+                                f"{' ...' if len(names) > 8 else ''})")
     if conflict:
         warnings.warn(f"groups: {conflict}; the suite has no group rows (the tasks are weighted by aggregate="
                       f"{agg!r})", stacklevel=4)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.estimation import get_estimator
@@ -133,3 +135,47 @@ def test_suite_estimator_group_rows_are_weighted_sums_with_independent_variances
         get_estimator("suite", tasks=tasks, groups={"x": {"z": 1.0}}).fit(Y, sel)
     with pytest.raises(InvalidInputError, match="groups: this suite has no groups"):
         get_estimator("suite", tasks=tasks).fit(Y, sel).predict_groups(Y[:, sel])
+
+
+@st.composite
+def _trees(draw):
+    """A random hierarchy of 1-3 levels over 2-9 tasks, random sizes and a weighting per group."""
+    n = draw(st.integers(2, 9))
+    nodes = [f"t{i}" for i in range(n)]
+    tree: dict[str, list[str]] = {}
+    for level in range(draw(st.integers(1, 3))):
+        if len(nodes) < 2:
+            break
+        cut = sorted(set(draw(st.lists(st.integers(1, len(nodes) - 1), max_size=3))))
+        parts = [nodes[a:b] for a, b in zip([0, *cut], [*cut, len(nodes)])]
+        nodes = []
+        for j, part in enumerate(parts):
+            if len(part) == 1 and level:
+                nodes += part
+                continue
+            g = f"g{level}_{j}"
+            tree[g] = part
+            nodes.append(g)
+    sizes = {f"t{i}": draw(st.integers(1, 40)) for i in range(n)}
+    weighting = {g: draw(st.sampled_from(["size", "plain"])) for g in tree}
+    return tree, sizes, weighting, draw(st.integers(0, 2**16))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_trees())
+def test_random_hierarchies_weighting_recovered_and_leaf_weights_reproduce_every_group(case):
+    tree, sizes, weighting, seed = case
+    rng = np.random.default_rng(seed)
+    values = {f"m{i}": _report(tree, sizes, weighting, {t: float(rng.random()) for t in sizes}) for i in range(3)}
+    got = infer_weighting(tree, values, dict.fromkeys(values, sizes), list(values))
+
+    def size(n):
+        return sizes[n] if n not in tree else sum(size(m) for m in tree[n])
+
+    for g, ms in tree.items():
+        equal = len({size(m) for m in ms}) == 1
+        assert got[g] == ("equal-sizes" if equal else weighting[g])
+        w = leaf_weights(tree, got, sizes, g)
+        assert sum(w.values()) == pytest.approx(1.0)
+        for v in values.values():
+            assert sum(w[t] * v[t] for t in w) == pytest.approx(v[g])

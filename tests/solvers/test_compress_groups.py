@@ -111,6 +111,11 @@ def test_equal_sizes_unreported_groups_and_groups_off(tmp_path):
     assert c.groups is None and c.estimator.params["aggregate"] == "macro"
     with pytest.raises(InvalidInputError, match="groups: given without tasks"):
         compress(df, 10, seed=0, tasks=False, groups={"g": ["a", "b"]})
+    with pytest.raises(InvalidInputError, match="groups: group 'g' names members that are neither tasks nor groups: "
+                                                "'bb'"):
+        compress(df.to_numpy(), 10, seed=0, tasks=df.attrs["tasks"], groups={"g": ["a", "bb"]})
+    with pytest.raises(InvalidInputError, match="groups: expected a mapping"):
+        compress(df.to_numpy(), 10, seed=0, tasks=df.attrs["tasks"], groups="g")
 
 
 def test_saved_compressions_keep_the_groups_and_refuse_an_edit(tmp_path):
