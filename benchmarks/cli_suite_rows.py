@@ -53,7 +53,8 @@ class SuiteRows:
         self.groups: list[str] = list(c.groups or [])
         self.task_values = est.predict_tasks_with_interval(X, alpha=alpha)
         # the groups' rows from the same task estimates (Suite.predict_groups_with_interval, computed once)
-        self.group_values = weighted_sum(*self.task_values, est.group_weights_) if self.groups else None
+        P, lo, hi = self.task_values
+        self.group_values = weighted_sum(P, lo, hi, est.group_weights_) if self.groups else None
         self.label = suite_label(c)
 
     def _named(self, i: int) -> list[tuple[str, str, float, float, float]]:
