@@ -441,6 +441,8 @@ def _inconsistent(m: SavedMeta) -> str:
                             ("source.model_labels", m.source.model_labels, m.source.n_models)):
         if labels is not None and len(labels) != n:
             return f"field $.{name}: expected {n} labels, got {len(labels)}"
+    if m.groups is not None and set(m.groups.weighting) != set(m.groups.members):
+        return "field $.groups.weighting: expected a weighting for each group of $.groups.members"
     return ""
 
 

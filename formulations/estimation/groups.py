@@ -196,6 +196,10 @@ def infer_weighting(groups: Mapping[str, Sequence[str]], values: Mapping[str, Ma
             if lack:
                 raise InvalidInputError(f"{option}: lm-eval reports group {g!r} for model {model!r} but not its "
                                         f"member {lack[0]!r}, so the group's weighting cannot be checked; {decide}")
+            unsized = [t for t in leaves(groups, g) if t not in sizes.get(model, {})]
+            if unsized:
+                raise InvalidInputError(f"{option}: the size of task {unsized[0]!r} in model {model!r}'s run is not "
+                                        f"known, so group {g!r}'s weighting cannot be checked; {decide}")
             w = np.array([_size(groups, sizes[model], m) for m in ms], dtype=float)
             x = np.asarray(mv, dtype=float)
             plain, sized = float(x.mean()), float(x @ w / w.sum()) if w.sum() > 0 else math.nan

@@ -179,3 +179,8 @@ def test_random_hierarchies_weighting_recovered_and_leaf_weights_reproduce_every
         assert sum(w.values()) == pytest.approx(1.0)
         for v in values.values():
             assert sum(w[t] * v[t] for t in w) == pytest.approx(v[g])
+
+
+def test_a_task_of_unknown_size_is_a_named_error():
+    with pytest.raises(InvalidInputError, match=r"the size of task 'b' in model 'm'.*--aggregate"):
+        infer_weighting({"g": ["a", "b"]}, {"m": {"a": 0.2, "b": 0.6, "g": 0.4}}, {"m": {"a": 3}}, ["m"])
