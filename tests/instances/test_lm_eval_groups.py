@@ -73,3 +73,14 @@ def test_a_bad_group_subtasks_field_is_a_named_error(tmp_path):
     res.write_text(json.dumps(data))
     with pytest.raises(InvalidInputError, match=r"field \$\.n-samples\[\.\.\.\]\.original"):
         read_lm_eval_samples(tmp_path, "acc")
+
+
+def test_scores_are_those_of_the_filter_read(tmp_path):
+    scores = model_scores(3, {"a": 4, "b": 6}, seed=3)
+    for m, tasks in scores.items():
+        write_lm_eval_run(tmp_path, m, tasks, filters=("strict-match",), groups={"g": ["a", "b"]})
+    df = read_lm_eval_samples(tmp_path, "acc")
+    vals = df.attrs["group_report"]["values"][df.index[0]]
+    assert vals["g"] == pytest.approx((4 * vals["a"] + 6 * vals["b"]) / 10)
+    (res,) = (tmp_path / "org__model-0").glob("results_*.json")
+    assert "acc,strict-match" in json.loads(res.read_text())["results"]["g"]

@@ -136,3 +136,13 @@ def test_saved_compressions_keep_the_groups_and_refuse_an_edit(tmp_path):
     (tmp_path / "c" / "compression.json").write_text(json.dumps(meta))
     with pytest.raises(InvalidInputError, match=r"\$\.groups\.weighting"):
         load_compressed(tmp_path / "c")
+
+
+def test_a_group_whose_tasks_were_read_with_two_metrics_is_a_named_error(tmp_path):
+    for m, tasks in model_scores(10, {"a": 8, "b": 12}, seed=5).items():
+        write_lm_eval_run(tmp_path, m, tasks, groups={"g": ["a", "b"]})
+    df = read_lm_eval_samples(tmp_path, {"a": "acc", "b": "acc_norm"})
+    with pytest.raises(InvalidInputError, match=r"aggregate: the tasks of group 'g' were read under 2 metric/filter "
+                                                r"keys \(acc,none, acc_norm,none\).*--aggregate"):
+        compress(df, 8, seed=0)
+    assert compress(df, 8, seed=0, aggregate="macro").groups == ["g"]
