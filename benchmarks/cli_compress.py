@@ -24,7 +24,8 @@ full-benchmark score with a 90 % interval (``--alpha``) and which estimate it go
 Scores read from evaluation logs keep their tasks (lm-eval tasks, leaderboard benchmarks, HELM
 scenarios): with two or more, ``compress`` splits the budget across the tasks and ``estimate`` prints a
 row per task and the suite's row (``--aggregate``, default macro: the mean of the tasks; ``--pool``
-estimates the pooled item mean instead).
+estimates the pooled item mean instead). lm-eval groups (``mmlu`` and its subjects) get a row each, and
+weight the suite as lm-eval weights them unless ``--aggregate`` is given (:mod:`.cli_suite_rows`).
 """
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ from benchsel.instances.scorefiles import load_scores
 from benchsel.solvers.compression import DEFAULT_ESTIMATOR, DEFAULT_SELECTION, compress, load_compressed
 from benchsel.solvers.saved import ARRAYS, META, align_scores, check_out_folder, estimate_table
 from benchsel.solvers.selections import get_selection
+
+from .cli_suite_rows import SuiteRows, groups_note
 
 __all__ = ["COMMANDS", "add_commands", "cmd_compress", "cmd_estimate"]
 
@@ -179,6 +182,9 @@ def cmd_compress(args: argparse.Namespace) -> int:
     if c.tasks is not None:
         alloc = c.selection.result.extra.get("allocation", {})
         _err(f"suite of {len(c.tasks)} tasks: " + ", ".join(f"{t} {alloc.get(t, '?')}" for t in c.tasks))
+        note = groups_note(c)
+        if note:
+            _err(note)
     c.save(out)
     _err(f"wrote {out / META} and {out / ARRAYS} ({c.k} items of {c.n_items}, estimator {estimator!r})")
     items_csv = write_items_csv(c, out / "items.csv")
@@ -224,13 +230,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     reader = dict(c.source.reader)
     df = _read(args.new_scores, args, reader, tasks=None)
     table = estimate_table(c, df, alpha=args.alpha)
-    tasks = c.tasks
     per_task = None
-    if tasks is not None:
+    if c.tasks is not None:
         X, _ = align_scores(c, df)
-        per_task = c.estimator.predict_tasks_with_interval(X, alpha=args.alpha)
-        aggregate = c.estimator.params["aggregate"]
-        suite_name = f"suite ({aggregate if isinstance(aggregate, str) else 'weighted'})"
+        per_task = SuiteRows(c, X, args.alpha)
     if args.json:
         for i, (model, row) in enumerate(table.iterrows()):
             iv = [row["low"], row["high"]] if math.isfinite(row["low"]) else None
@@ -238,19 +241,14 @@ def cmd_estimate(args: argparse.Namespace) -> int:
                                    "low": float(row["low"]), "high": float(row["high"]), "interval": iv,
                                    "interval_note": row["interval"], "method": str(row["method"])}
             if per_task is not None:
-                P, lo, hi = per_task
-                obj["aggregate"] = suite_name
-                obj["tasks"] = {t: {"estimate": float(P[i, j]), "low": float(lo[i, j]), "high": float(hi[i, j])}
-                                for j, t in enumerate(tasks or [])}
+                obj.update(per_task.json(i))
             print(json.dumps(obj))
         return 0
     header = ["model", "estimate", "low", "high", "interval", "method"]
     body = []
     for i, (m, r) in enumerate(table.iterrows()):
         if per_task is not None:
-            P, lo, hi = per_task
-            body += [[str(m), t, _fmt(P[i, j]), _fmt(lo[i, j]), _fmt(hi[i, j])] for j, t in enumerate(tasks or [])]
-            body.append([str(m), suite_name, _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"])])
+            body += per_task.rows(i, str(m), (r["estimate"], r["low"], r["high"]), _fmt)
         else:
             body.append([str(m), _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"]), str(r["interval"]),
                          str(r["method"])])

@@ -46,6 +46,7 @@ from benchsel.formulations.core.untrusted import Limits, current_limits, decode_
 
 from ._itemtable import DUPLICATES, assemble, check_choice, item_label, match_tasks
 from ._parallel import map_models
+from .lm_eval_groups import ResultsFile, group_report
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,31 +91,27 @@ class SampleLog:
     date: str
 
 
-class _ResultsFile(msgspec.Struct):
-    """The one field of ``results_<date>.json`` the reader uses (any JSON object; other fields skipped)."""
-
-    model_name: Any = None
-
-
-def _model_name(folder: Path, date: str, cache: dict[Path, dict[str, str]]) -> str:
-    """The model of a run: ``model_name`` of the results file of the same date beside the sample logs."""
+def _results_files(folder: Path, cache: dict[Path, dict[str, ResultsFile]]) -> dict[str, ResultsFile]:
+    """The results files of a folder by date id (read once; a ``results_*.json`` that is not one: an error)."""
     if folder not in cache:
-        names: dict[str, str] = {}
+        found: dict[str, ResultsFile] = {}
         for p in sorted(folder.glob("*.json")):
             m = re.match(r"^.*_(?P<date>[^_]+)\.json$", p.name)
             if m is None:
                 continue
             try:
-                data = read_json(p, _ResultsFile, what="the lm-eval results file", allow_nan=True)
+                found[m.group("date")] = read_json(p, ResultsFile, what="the lm-eval results file", allow_nan=True)
             except InvalidInputError:
                 if p.name.startswith("results_"):
                     raise
-                continue
-            name = data.model_name
-            if isinstance(name, str) and name:
-                names[m.group("date")] = name
-        cache[folder] = names
-    names = cache[folder]
+        cache[folder] = found
+    return cache[folder]
+
+
+def _model_name(folder: Path, date: str, cache: dict[Path, dict[str, ResultsFile]]) -> str:
+    """The model of a run: ``model_name`` of the results file of the same date beside the sample logs."""
+    names = {d: r.model_name for d, r in _results_files(folder, cache).items()
+             if isinstance(r.model_name, str) and r.model_name}
     if date in names:
         return names[date]
     if names:  # results of other runs only: the folder's name would make this log a model of its own
@@ -128,11 +125,15 @@ def _model_name(folder: Path, date: str, cache: dict[Path, dict[str, str]]) -> s
 
 def find_lm_eval_logs(path: str | Path) -> list[SampleLog]:
     """Every lm-eval sample log under ``path`` (searched recursively), sorted by model, task and date."""
+    return _find_logs(path, {})
+
+
+def _find_logs(path: str | Path, cache: dict[Path, dict[str, ResultsFile]]) -> list[SampleLog]:
+    """:func:`find_lm_eval_logs`, the results files read kept in ``cache`` (folder -> date -> file)."""
     root = Path(path)
     if not root.exists():
         raise InvalidInputError(f"path: no such file or folder {str(root)!r}")
     files = [root] if root.is_file() else sorted(root.rglob("samples_*.jsonl"))
-    cache: dict[Path, dict[str, str]] = {}
     logs = []
     for f in files:
         m = SAMPLES_FILE.match(f.name)
@@ -310,6 +311,12 @@ def _choose(value: str | Mapping[str, str] | None, task: str, name: str, *, requ
 def read_sample_log(log: SampleLog, metric: str | Mapping[str, str] | None = None,
                     filter: str | Mapping[str, str] | None = None) -> dict[Any, float]:
     """``{doc_id: score}`` of one sample log (see :func:`read_lm_eval_samples` for ``metric`` and ``filter``)."""
+    return _read_log(log, metric, filter)[0]
+
+
+def _read_log(log: SampleLog, metric: str | Mapping[str, str] | None,
+              filter: str | Mapping[str, str] | None) -> tuple[dict[Any, float], str, str | None]:
+    """:func:`read_sample_log` and the metric and filter read (None: the lines name no filter)."""
     rows = _read_lines(log.path)
     want_filter = _choose(filter, log.task, "filter", required=False)  # a task it does not name: its only filter
     filters = {obj.get("filter") for _, obj in rows}
@@ -364,14 +371,24 @@ def read_sample_log(log: SampleLog, metric: str | Mapping[str, str] | None = Non
         v = _number(obj[m], m, where)
         if not math.isnan(v):
             out[d] = v
-    return out
+    used = want_filter if want_filter is not None else next(iter(filters))
+    return out, m, None if used is None else str(used)
 
 
-def _read_model(job: tuple[list[SampleLog], Any, Any, Limits]) -> dict[str, dict[Any, float]]:
-    """``{task: {doc_id: score}}`` of one model's logs (a worker process's or Dask task's unit of work)."""
+#: One model's logs read: ``{task: {doc_id: score}}`` and ``{task: (metric, filter)}``.
+ModelScores = tuple[dict[str, dict[Any, float]], dict[str, tuple[str, str | None]]]
+
+
+def _read_model(job: tuple[list[SampleLog], Any, Any, Limits]) -> ModelScores:
+    """One model's logs read (a worker process's or Dask task's unit of work)."""
     logs, metric, filter, limits = job
+    scores: dict[str, dict[Any, float]] = {}
+    used: dict[str, tuple[str, str | None]] = {}
     with use_limits(limits):
-        return {s.task: read_sample_log(s, metric, filter) for s in logs}
+        for s in logs:
+            scores[s.task], m, f = _read_log(s, metric, filter)
+            used[s.task] = (m, f)
+    return scores, used
 
 
 def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | None = None, *,
@@ -428,7 +445,8 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
         name and documents by id; float64 scores.
     """
     check_choice(duplicates, "duplicates", DUPLICATES)
-    logs = find_lm_eval_logs(path)
+    files: dict[Path, dict[str, ResultsFile]] = {}
+    logs = _find_logs(path, files)
     keep = match_tasks((s.task for s in logs), tasks, f"under {str(path)!r}")
     logs = _pick_logs([s for s in logs if s.task in keep], duplicates)
     by_model: dict[str, list[SampleLog]] = {}
@@ -438,8 +456,8 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
     limits = current_limits()
     sizes = [sum(_size(s.path) for s in by_model[m]) for m in models]
 
-    def early(i: int, cells: dict[str, dict[Any, float]]) -> None:
-        n = sum(len(v) for v in cells.values())
+    def early(i: int, result: ModelScores) -> None:
+        n = sum(len(v) for v in result[0].values())
         if min_items is not None and missing != "drop-models" and n < min_items:
             raise InvalidInputError(
                 f"k: expected 1 <= k < {n}, the number of items, got k = {min_items - 1} (model {models[i]!r} has "
@@ -448,8 +466,15 @@ def read_lm_eval_samples(path: str | Path, metric: str | Mapping[str, str] | Non
 
     read = map_models(_read_model, [(by_model[m], metric, filter, limits) for m in models], jobs=jobs,
                       scheduler=scheduler, progress=progress, sizes=sizes, desc="lm-eval logs", on_result=early)
-    cells = dict(zip(models, read))
-    return assemble(cells, missing=missing, what=f"the lm-eval sample logs under {str(path)!r}")
+    cells = {m: r[0] for m, r in zip(models, read)}
+    df = assemble(cells, missing=missing, what=f"the lm-eval sample logs under {str(path)!r}")
+    runs = {m: {s.task: (s.path.parent, s.date) for s in by_model[m]} for m in models}
+    results = {(folder, d): r for folder, per in files.items() for d, r in per.items()}
+    groups, report = group_report(runs, results, {m: r[1] for m, r in zip(models, read)},
+                                  {m: {t: len(v) for t, v in cells[m].items()} for m in models})
+    df.attrs["groups"] = groups
+    df.attrs["group_report"] = report
+    return df
 
 
 def _size(p: Path) -> int:

@@ -44,6 +44,7 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Result, Termination
 from benchsel.formulations.core.validation import check_run_settings
 from benchsel.formulations.estimation import get_estimator
+from benchsel.formulations.estimation.groups import GroupTree
 
 from .saved import (
     ARRAYS,
@@ -77,7 +78,7 @@ from .selections import (
     select_items,
     selection_names,
 )
-from .suite_selection import select_suite, suite_spec, tasks_of
+from .suite_selection import groups_of, select_suite, suite_spec, tasks_of
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
@@ -122,6 +123,10 @@ class Compressed:
         The source scores and settings :func:`compress` used (for :meth:`save`).
     tasks : list of str or None
         A suite's task names (``compress(..., tasks=...)``), the columns of :meth:`predict_tasks`.
+    groups : list of str or None
+        A suite's groups of tasks (lm-eval groups), the columns of :meth:`predict_groups`.
+    group_tree : GroupTree or None
+        The groups' members and weightings (saved with the compression).
     """
 
     items: np.ndarray
@@ -131,6 +136,7 @@ class Compressed:
     item_labels: np.ndarray | None = None
     fit_seconds: float = 0.0
     source: Any = field(default=None, repr=False)
+    group_tree: GroupTree | None = None
 
     def save(self, path: Any) -> Any:
         """Save into the folder ``path`` (JSON + arrays, no pickle; see :mod:`benchsel.solvers.saved`)."""
@@ -145,6 +151,12 @@ class Compressed:
         """The suite's task names (the columns of :meth:`predict_tasks`), or None without tasks."""
         names = getattr(self.estimator, "tasks_", None)
         return None if names is None else list(names)
+
+    @property
+    def groups(self) -> list[str] | None:
+        """The suite's group names (the columns of :meth:`predict_groups`), or None without groups."""
+        names = getattr(self.estimator, "groups_", None)
+        return list(names) if names else None
 
     @property
     def n_metrics(self) -> int | None:
@@ -276,9 +288,7 @@ class Compressed:
         ndarray of shape (models, tasks), columns in the order of :attr:`tasks` (a DataFrame indexed by
         the models, columns the tasks, for a DataFrame)
         """
-        est = self._suite()
-        A, index = self._aligned(Y_items)
-        return _frame(est.predict_tasks(A), index, self.tasks)
+        return self._parts("task", Y_items)
 
     def predict_tasks_interval(self, Y_items: Any, alpha: float = 0.1) -> tuple[Any, Any]:
         """A ``1 - alpha`` interval for each new model's score on each task.
@@ -287,10 +297,37 @@ class Compressed:
         -------
         low, high : ndarray of shape (models, tasks) (DataFrames for a DataFrame)
         """
+        return self._parts("task", Y_items, alpha)
+
+    def predict_groups(self, Y_items: Any) -> Any:
+        """Each new model's estimated score on each group of the suite, shape (models, groups), columns in the
+        order of :attr:`groups` (a DataFrame for a DataFrame): the group's weighted sum of the task estimates
+        (:attr:`group_tree` says how each group weights its members). ``Y_items`` as for :meth:`predict`.
+        """
+        return self._parts("group", Y_items)
+
+    def predict_groups_interval(self, Y_items: Any, alpha: float = 0.1) -> tuple[Any, Any]:
+        """A ``1 - alpha`` interval for each new model's score on each group (the tasks' half-widths added in
+        quadrature, weighted: the tasks' designs are independent).
+
+        Returns
+        -------
+        low, high : ndarray of shape (models, groups) (DataFrames for a DataFrame)
+        """
+        return self._parts("group", Y_items, alpha)
+
+    def _parts(self, kind: str, Y_items: Any, alpha: float | None = None) -> Any:
+        """Task or group (``kind``) estimates of the suite, or with ``alpha`` their intervals ``(low, high)``."""
         est = self._suite()
+        names = self.tasks if kind == "task" else self.groups
+        if names is None:
+            raise InvalidInputError("groups: this compression has no groups (compress keeps the lm-eval groups of "
+                                    "the logs it reads, or takes groups={group: [members]})")
         A, index = self._aligned(Y_items)
-        lo, hi = est.predict_tasks_interval(A, alpha=alpha)
-        return _frame(lo, index, self.tasks), _frame(hi, index, self.tasks)
+        if alpha is None:
+            return _frame(getattr(est, f"predict_{kind}s")(A), index, names, kind)
+        lo, hi = getattr(est, f"predict_{kind}s_interval")(A, alpha=alpha)
+        return _frame(lo, index, names, kind), _frame(hi, index, names, kind)
 
     def route(self, Y_items: Any) -> Any:
         """Which estimate each new model gets (``"stacked"`` or ``"model-assisted"`` for the default
@@ -315,12 +352,12 @@ def _series(values: np.ndarray, index: Any, name: str) -> Any:
     return pd.Series(values, index=index, name=name)
 
 
-def _frame(values: np.ndarray, index: Any, columns: Any) -> Any:
+def _frame(values: np.ndarray, index: Any, columns: Any, name: str = "task") -> Any:
     if index is None:
         return values
     import pandas as pd
 
-    return pd.DataFrame(values, index=index, columns=pd.Index(columns, name="task"))
+    return pd.DataFrame(values, index=index, columns=pd.Index(columns, name=name))
 
 
 def _saved_option(v: Any) -> Any:
@@ -336,7 +373,7 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
              time_limit: float | None = 60.0, verbose: bool = False,
              selection_options: Mapping[str, Any] | None = None,
              estimator_options: Mapping[str, Any] | None = None, tasks: Any = None, aggregate: Any = None,
-             chance: Any = None) -> Compressed:
+             chance: Any = None, groups: Any = None) -> Compressed:
     """Choose ``k`` items of a benchmark and fit an estimator of the full score on them.
 
     Parameters
@@ -387,6 +424,14 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
     chance : float or mapping, optional
         Chance levels ``0 <= b < 1`` (one for every task or ``{task: b}``): task scores are rescaled to
         ``max(0, (s - b) / (1 - b))`` (the Open LLM Leaderboard v2's normalisation).
+    groups : mapping or False, optional
+        Groups of tasks, ``{group: [tasks or groups]}``, estimated as weighted sums of their tasks
+        (:meth:`Compressed.predict_groups`). Default: the lm-eval groups of a reader's table
+        (``Y.attrs["groups"]``) when its tasks are used; then, unless ``aggregate`` is given, each group
+        weights its members as lm-eval reported it (by size or plainly, inferred from the reported
+        scores) and the suite is the plain mean of the top groups and ungrouped tasks. With
+        ``aggregate`` (or groups given here) a group's weights are the suite's restricted to its tasks.
+        ``False``: no groups.
 
     Returns
     -------
@@ -402,7 +447,7 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
     task_list = tasks_of(Y, tasks)
     spec = None
     if task_list is None:
-        for opt, v in (("aggregate", aggregate), ("chance", chance)):
+        for opt, v in (("aggregate", aggregate), ("chance", chance), ("groups", groups or None)):
             if v is not None:
                 raise InvalidInputError(f"{opt}: given without tasks; pass tasks= (one task name per item) to "
                                         "compress a suite")
@@ -410,10 +455,13 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
         if A.ndim != 2:
             raise InvalidInputError(f"tasks: suites take one metric, scores of shape (models, items); got shape "
                                     f"{A.shape}")
-        spec = suite_spec(task_list, int(A.shape[1]), aggregate, chance)
+        hierarchy, report = groups_of(Y, tasks, groups)
+        models = [str(m) for m in Y.index] if hasattr(Y, "index") and hasattr(Y, "columns") else []
+        spec = suite_spec(task_list, int(A.shape[1]), aggregate, chance, groups=hierarchy, report=report,
+                          models=models)
         inner = DEFAULT_ESTIMATOR if name == "suite" else name
         est_opts = {"tasks": spec.labels, "aggregate": spec.aggregate, "chance": spec.chance, "estimator": inner,
-                    "estimator_options": est_opts or None}
+                    "estimator_options": est_opts or None, "groups": spec.group_weights}
         name = "suite"
     est = get_estimator(name, **est_opts)  # unknown names and options refused before any work
     if A.ndim == 3 and not est.multi_metric:
@@ -436,7 +484,8 @@ def compress(Y: Any, k: int, *, selection: str = DEFAULT_SELECTION, estimator: s
     opts = {o: _saved_option(v) for o, v in dict(selection_options or {}).items()}
     src = source_scores(Y, A, selection=selection, estimator=name, seed=seed, time_limit=time_limit,
                         selection_options=opts)
-    return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt, src)
+    return Compressed(sel.items, est, sel, int(A.shape[1]), None if labels is None else labels[sel.items], dt, src,
+                      None if spec is None else spec.tree)
 
 
 def load_compressed(path: str | Path, *, check: bool = True) -> Any:
@@ -504,7 +553,8 @@ def load_compressed(path: str | Path, *, check: bool = True) -> Any:
                    selection=SelectionResult(items=np.sort(items), selection=str(sel["name"]), result=result,
                                              seconds=float(sel.get("seconds", 0.0))),
                    n_items=n_items, item_labels=None if labels is None else np.asarray(labels, dtype=object),
-                   fit_seconds=fit_seconds)
+                   fit_seconds=fit_seconds,
+                   group_tree=None if meta.get("groups") is None else GroupTree.from_json(meta["groups"]))
     c.source = SourceScores(
         scores=scores, model_labels=_arr(src.get("model_labels")), item_labels=_arr(src.get("item_labels")),
         fingerprint=src["fingerprint"], selection=str(sel["name"]), estimator=str(est_meta["name"]),

@@ -9,7 +9,9 @@ A saved compression is a folder holding two files:
   "n_items", "model_labels", "item_labels", "fingerprint", "reader"},
   "selection": {"name", "method", "time_limit", "options", "seconds",
   "result"}, "estimator": {"name", "params"}, "tasks" (a suite's task names in
-  the order of ``c.tasks``, or null), "check": {"atol"}}``;
+  the order of ``c.tasks``, or null), "groups" (a suite's groups:
+  ``{"members": {group: [members]}, "weighting": {group: how}, "suite":
+  "groups" | "aggregate"}``, or null), "check": {"atol"}}``;
 * ``arrays.npz`` -- ``source_scores`` (the source matrix, models x items,
   float64), ``source_predictions`` (the fitted estimator's estimates of the
   source models) and any array-valued estimator parameter
@@ -45,7 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 import numpy as np
@@ -142,6 +144,14 @@ class CheckMeta(_Base):
     atol: Annotated[float, msgspec.Meta(ge=0)] = ATOL
 
 
+class GroupsMeta(_Base):
+    """A suite's groups (:class:`~benchsel.formulations.estimation.groups.GroupTree`)."""
+
+    members: dict[str, Annotated[list[str], msgspec.Meta(min_length=1)]]
+    weighting: dict[str, Literal["size", "plain", "equal-sizes", "unreported", "aggregate"]]
+    suite: Literal["groups", "aggregate"]
+
+
 class SavedMeta(_Base):
     """Every field of ``compression.json`` with its type and range (checked on load)."""
 
@@ -157,6 +167,7 @@ class SavedMeta(_Base):
     created: str = ""
     item_labels: list[str | int] | None = None
     tasks: list[str] | None = None
+    groups: GroupsMeta | None = None
     seed: Count = 0
     check: CheckMeta = msgspec.field(default_factory=CheckMeta)
     digest: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
@@ -344,6 +355,7 @@ def save_compressed(c: Any, path: str | Path) -> Path:
                       "options": src.selection_options, "seconds": float(c.selection.seconds), "result": result},
         "estimator": {"name": est.name, "params": spec},
         "tasks": None if getattr(c, "tasks", None) is None else [str(t) for t in c.tasks],
+        "groups": None if getattr(c, "group_tree", None) is None else c.group_tree.to_json(),
         "check": {"atol": ATOL},
     }
     payload: dict[str, Any] = {"source_scores": src.scores.astype(np.float64), "source_predictions": pred,
@@ -429,6 +441,8 @@ def _inconsistent(m: SavedMeta) -> str:
                             ("source.model_labels", m.source.model_labels, m.source.n_models)):
         if labels is not None and len(labels) != n:
             return f"field $.{name}: expected {n} labels, got {len(labels)}"
+    if m.groups is not None and set(m.groups.weighting) != set(m.groups.members):
+        return "field $.groups.weighting: expected a weighting for each group of $.groups.members"
     return ""
 
 
@@ -478,14 +492,19 @@ def read_saved(folder: Path, check: bool = True) -> tuple[dict[str, Any], dict[s
 
 
 def check_saved_tasks(meta: Mapping[str, Any], est: Any, where: str) -> None:
-    """The saved suite's task names (``meta["tasks"]``) are those of the refitted estimator (a named error)."""
+    """The saved suite's task and group names (``meta["tasks"]``, ``meta["groups"]``) are those of the refitted
+    estimator (a named error)."""
     saved = meta.get("tasks")
     got = getattr(est, "tasks_", None)
-    if saved is None and got is None:
-        return
-    if saved is None or got is None or list(saved) != list(got):
+    if (saved is not None or got is not None) and (saved is None or got is None or list(saved) != list(got)):
         raise InvalidInputError(f"path: {where} says the tasks are {saved!r} but its estimator's parameters give "
                                 f"{got!r} (damaged save)")
+    groups = meta.get("groups")
+    saved_groups = list(groups["members"]) if isinstance(groups, Mapping) else []
+    got_groups = list(getattr(est, "groups_", None) or [])
+    if saved_groups != got_groups:
+        raise InvalidInputError(f"path: {where} says the groups are {saved_groups!r} but its estimator's parameters "
+                                f"give {got_groups!r} (damaged save)")
 
 
 def _num(v: Any) -> float:

@@ -58,6 +58,9 @@ _LAZY: dict[str, str] = {
     "irt_objective": "irt",
     "SEQUENTIAL": "sequential",
     "Suite": "suite",
+    "GroupTree": "groups",
+    "infer_weighting": "groups",
+    "leaf_weights": "groups",
     "allocate": "suite",
     "allocation_variance": "suite",
     "check_tasks": "suite",
@@ -108,6 +111,7 @@ if TYPE_CHECKING:
         difficulty_shares,
         stratified_sample,
     )
+    from .groups import GroupTree, infer_weighting, leaf_weights
     from .irt import (
         IRTEstimator,
         IRTModel,

@@ -25,6 +25,7 @@ from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
 
 from .base import Estimator, check_alpha, get_estimator, register_estimator, single_thread
+from .groups import check_group_weights, group_matrix
 
 __all__ = ["AGGREGATES", "K_MIN", "PROPORTIONAL_SHARE", "Suite", "allocate", "allocation_variance",
            "chance_levels", "check_tasks", "item_tasks", "suite_allocation", "sum_half_width", "task_variances",
@@ -396,6 +397,10 @@ class Suite(Estimator):
     chance_ : ndarray, shape (T,), or None
     members_ : list of Estimator, Borrowed or None
         Each task's fitted estimator (None for a fully selected task; :class:`Borrowed` with ``borrow``).
+    groups_ : list of str
+        Group names (``groups``; empty without), the columns of :meth:`predict_groups`.
+    group_weights_ : ndarray, shape (T, G)
+        Each group's weights of the tasks (a column per group, summing to 1).
     """
 
     name = "suite"
@@ -414,6 +419,8 @@ class Suite(Estimator):
         Option("borrow", False, "bool", doc="estimate each task by GREG with the target's mean on the other "
                                             "tasks' items as the auxiliary variable (:class:`Borrowed`) instead "
                                             "of the inner estimator"),
+        Option("groups", None, "any", doc="groups of tasks, {group: {task: weight}}: each group's estimate is the "
+                                          "weighted sum of its tasks' (lm-eval groups)"),
     )
 
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -441,6 +448,8 @@ class Suite(Estimator):
             sizes = np.bincount(codes, minlength=len(names))
             task_weights(params["aggregate"], names, sizes)
             chance_levels(params["chance"], names)
+        if params["groups"] is not None:
+            check_group_weights(params["groups"])
         return params
 
     # ------------------------------------------------------------ fit
@@ -457,6 +466,10 @@ class Suite(Estimator):
         self.task_sizes_ = sizes
         self.task_weights_ = task_weights(self.params["aggregate"], names, sizes)
         self.chance_ = chance_levels(self.params["chance"], names)
+        groups = self.params["groups"]
+        groups = {} if groups is None else check_group_weights(groups)
+        self.groups_ = list(groups)
+        self.group_weights_ = group_matrix(groups, names)
         w = self.params["weights"]
         if w is not None and np.asarray(w).shape != sel.shape:
             raise InvalidInputError(f"weights: expected shape ({sel.size},), one weight per selected item, got "
@@ -554,16 +567,34 @@ class Suite(Estimator):
         return (rescale(est, b), se_lo * g, se_hi * g, dof, rescale(d_est, b), d_se * g, d_dof)
 
     def _interval(self, Yt: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        w = self.task_weights_
-        if np.count_nonzero(w) == 1:  # the suite is one task: that task's own interval
-            j = int(np.flatnonzero(w)[0])
-            t_est, t_lo, t_hi = self._tasks(Yt, alpha)
-            return t_est[:, j], t_lo[:, j], t_hi[:, j]
-        est, se_lo, se_hi, dof, d_est, d_se, d_dof = self._spreads(Yt, alpha)
-        s, d = est @ w, d_est @ w
-        lo = np.minimum(s - sum_half_width(se_lo, dof, w, alpha), d - sum_half_width(d_se, d_dof, w, alpha))
-        hi = np.maximum(s + sum_half_width(se_hi, dof, w, alpha), d + sum_half_width(d_se, d_dof, w, alpha))
-        return s, lo, hi
+        return self._aggregate_interval(Yt, alpha, self.task_weights_)
+
+    def _aggregate_interval(self, Yt: np.ndarray, alpha: float, W: np.ndarray
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Weighted sums of the task estimates with their ``1 - alpha`` intervals: the tasks' variances add
+        (independent designs, Welch-Satterthwaite degrees of freedom), joined once with the interval around the
+        same sum of the design-based estimates. ``W`` shape (T,) or (T, G); results (targets,) or (targets, G)."""
+        cols = W[:, None] if W.ndim == 1 else W
+        spreads = None
+        out = np.zeros((3, Yt.shape[0], cols.shape[1]))
+        for g in range(cols.shape[1]):
+            w = cols[:, g]
+            if np.count_nonzero(w) == 1:  # one task: that task's own interval
+                j = int(np.flatnonzero(w)[0])
+                t_est, t_lo, t_hi = self._tasks(Yt, alpha)
+                out[:, :, g] = w[j] * np.stack([t_est[:, j], t_lo[:, j], t_hi[:, j]])
+                continue
+            if spreads is None:
+                spreads = self._spreads(Yt, alpha)
+            est, se_lo, se_hi, dof, d_est, d_se, d_dof = spreads
+            s, d = est @ w, d_est @ w
+            out[0, :, g] = s
+            h_d = sum_half_width(d_se, d_dof, w, alpha)
+            out[1, :, g] = np.minimum(s - sum_half_width(se_lo, dof, w, alpha), d - h_d)
+            out[2, :, g] = np.maximum(s + sum_half_width(se_hi, dof, w, alpha), d + h_d)
+        if W.ndim == 1:
+            return out[0, :, 0], out[1, :, 0], out[2, :, 0]
+        return out[0], out[1], out[2]
 
     def predict_tasks(self, Y_target: Any) -> np.ndarray:
         """Each target's estimated score on each task, shape (targets, T), columns in the order of
@@ -589,3 +620,33 @@ class Suite(Estimator):
         """``(low, high)``: each task's ``1 - alpha`` interval, each shape (targets, T)."""
         _, lo, hi = self.predict_tasks_with_interval(Y_target, alpha)
         return lo, hi
+
+    # ------------------------------------------------------------ groups
+    def _groups_matrix(self) -> np.ndarray:
+        if not self.groups_:
+            raise InvalidInputError("groups: this suite has no groups (compress keeps lm-eval's groups of the logs "
+                                    "it reads; Suite(groups={group: {task: weight}}) sets them)")
+        return self.group_weights_
+
+    def predict_groups(self, Y_target: Any) -> np.ndarray:
+        """Each target's estimated score on each group, shape (targets, G), columns in the order of
+        :attr:`groups_`: the group's weighted sum of the task estimates."""
+        W = self._groups_matrix()
+        return self._tasks(self._targets(Y_target), None)[0] @ W
+
+    def predict_groups_with_interval(self, Y_target: Any, alpha: float = 0.1
+                                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Group estimates and their ``1 - alpha`` intervals, each shape (targets, G): built like the suite's
+        (the tasks' variances add with the group's weights; the tasks' designs are independent)."""
+        W = self._groups_matrix()
+        a = check_alpha(alpha)
+        Yt = self._targets(Y_target)
+        with single_thread():
+            est, lo, hi = self._aggregate_interval(Yt, a, W)
+        return est, self._clip(lo), self._clip(hi)
+
+    def predict_groups_interval(self, Y_target: Any, alpha: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: each group's ``1 - alpha`` interval, each shape (targets, G)."""
+        _, lo, hi = self.predict_groups_with_interval(Y_target, alpha)
+        return lo, hi
+

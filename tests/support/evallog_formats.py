@@ -70,10 +70,17 @@ def sample_line(doc_id: int, metrics: Mapping[str, Any], *, filter: str | None =
 
 def write_lm_eval_run(out: Path, model_name: str, tasks: Mapping[str, Mapping[int, Mapping[str, Any]]], *,
                       date: str | None = None, filters: Sequence[str] = ("none",), with_metric_names: bool = True,
-                      samples: Mapping[str, Sequence[int]] | None = None) -> Path:
+                      samples: Mapping[str, Sequence[int]] | None = None,
+                      groups: Mapping[str, Sequence[str]] | None = None,
+                      weight_by_size: bool | Mapping[str, bool] = True,
+                      group_results: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
     """One ``lm_eval --model hf --model_args pretrained=MODEL --tasks ... --log_samples --output_path OUT`` run.
 
-    ``tasks[task][doc_id] = {metric: value}``. Returns the model's folder.
+    ``tasks[task][doc_id] = {metric: value}``. Returns the model's folder. ``groups`` (``{group: [subtasks or
+    subgroups]}``) are reported as lm-eval's ``consolidate_group_results`` does: each group's score the mean
+    of its members' scores, weighted by their sizes (a subgroup's size the sum of its members') where
+    ``weight_by_size`` (one flag, or one per group), listed in ``group_subtasks``; ``group_results``
+    overrides fields of a group's results row (a group without an aggregate: ``{g: {"acc,none": None}}``).
     """
     date = date or date_id()
     folder = out / sanitize_model_name(model_name)
@@ -103,6 +110,8 @@ def write_lm_eval_run(out: Path, model_name: str, tasks: Mapping[str, Mapping[in
                     line = sample_line(doc_id, metrics, filter=f if with_metric_names else None,
                                        with_metric_names=with_metric_names)
                     fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    if groups:
+        _report_groups(results, tasks, groups, weight_by_size, group_results or {}, filters[0])
     results["config"] = {"model": "hf", "model_args": f"pretrained={model_name}", "batch_size": "1",
                          "batch_sizes": [], "device": "cpu", "use_cache": None, "limit": None,
                          "bootstrap_iters": 100000, "gen_kwargs": None, "random_seed": 0, "numpy_seed": 1234,
@@ -116,6 +125,43 @@ def write_lm_eval_run(out: Path, model_name: str, tasks: Mapping[str, Mapping[in
         results["config"]["samples"] = dict(samples)
     (folder / f"results_{date}.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     return folder
+
+
+def _report_groups(results: dict[str, Any], tasks: Mapping[str, Any], groups: Mapping[str, Sequence[str]],
+                   weight_by_size: bool | Mapping[str, bool], overrides: Mapping[str, Mapping[str, Any]],
+                   filt: str) -> None:
+    inside = {m for ms in groups.values() for m in ms}
+    for t in tasks:
+        if t in inside:
+            del results["group_subtasks"][t]
+        if filt != "none":  # the task rows under the filter logged
+            row = results["results"][t]
+            for k in [k for k in row if k.endswith(",none")]:
+                row[k.replace(",none", f",{filt}")] = row.pop(k)
+
+    def size(n: str) -> int:
+        return len(tasks[n]) if n not in groups else sum(size(m) for m in groups[n])
+
+    def report(g: str) -> dict[str, Any]:
+        if g in results["results"]:
+            return results["results"][g]
+        rows = [results["results"][m] if m not in groups else report(m) for m in groups[g]]
+        by_size = weight_by_size if isinstance(weight_by_size, bool) else weight_by_size.get(g, True)
+        w = np.array([size(m) for m in groups[g]], dtype=float) if by_size else np.ones(len(rows))
+        row: dict[str, Any] = {"alias": g}
+        for k in rows[0]:
+            if k == "alias" or "_stderr" in k:
+                continue
+            x = np.array([r[k] for r in rows], dtype=float)
+            row[k] = float(x @ w / w.sum())
+            row[k.replace(",", "_stderr,")] = "N/A"
+        row.update(overrides.get(g, {}))
+        results["results"][g] = row
+        results["group_subtasks"][g] = list(groups[g])
+        return row
+
+    for g in groups:
+        report(g)
 
 
 def model_scores(n_models: int, tasks: Mapping[str, int], *, seed: int = 0, continuous: Sequence[str] = ()
