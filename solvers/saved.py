@@ -648,9 +648,10 @@ def check_new_groups(c: Any, attrs: Any, models: Any = None, name: str = "scores
     model, diff = next(iter(bad.items()))
     more = f" ({len(bad) - 1} other new model(s) differ too)" if len(bad) > 1 else ""
     raise InvalidInputError(
-        f"{name}: the lm-eval groups of model {model!r}'s results differ from the compression's{more}: "
+        f"{name}: the lm-eval groups in the results of model {model!r} differ from the compression's{more}: "
         f"{'; '.join(diff[:3])}{f'; and {len(diff) - 3} more' if len(diff) > 3 else ''}. The compression's "
-        f"group rows and suite weights follow its source logs' groups; estimate with logs of the same lm-eval "
+        f"group rows (and, unless compressed with --aggregate, its suite weights) follow its source logs' "
+        f"groups; estimate with logs of the same lm-eval "
         f"task configuration, or compress again with --no-groups (groups=False: no group rows, the suite "
         f"weighted by --aggregate, default macro) or --pool (tasks=False); --aggregate alone keeps the groups")
 
