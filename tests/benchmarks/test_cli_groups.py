@@ -81,7 +81,8 @@ def test_estimate_refuses_new_logs_whose_groups_differ_and_names_the_options(log
     err = capsys.readouterr().err
     assert "scores: the lm-eval groups in the results of model 'org/model2-0' differ from the compression's " \
            "(2 other new model(s) differ too)" in err
-    assert "group 'mm_hum' has members mm_h1, mm_h2 in the compression but mm_h1, mm_h2, mm_s3 in the new results" in err
+    assert ("group 'mm_hum' has members mm_h1, mm_h2 in the compression but mm_h1, mm_h2, mm_s3 in the new "
+            "results") in err
     assert "group 'mm_stem' has members mm_s1, mm_s2, mm_s3 in the compression but mm_s1, mm_s2" in err
     assert "--no-groups" in err and "--pool" in err and "--aggregate" in err
     _write_new(logs / "flat", FLAT)  # a group missing

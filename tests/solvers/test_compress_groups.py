@@ -182,7 +182,7 @@ def test_new_frames_with_other_lm_eval_groups_are_refused_where_the_groups_are_l
     assert other.attrs["group_report"]["hierarchies"] and c.predict(other).shape == (3,)
     flat = moved.copy()
     flat.attrs = {**moved.attrs, "group_report": {**moved.attrs["group_report"],
-                                                  "hierarchies": dict.fromkeys(moved.index, {"x": ["arc"]})}}
+                                                  "hierarchies": {m: {"x": ["arc"]} for m in moved.index}}}
     assert c.predict(c.subset(flat)).shape == (3,)
 
 
