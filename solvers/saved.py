@@ -651,9 +651,9 @@ def check_new_groups(c: Any, attrs: Any, models: Any = None, name: str = "scores
         f"{name}: the lm-eval groups in the results of model {model!r} differ from the compression's{more}: "
         f"{'; '.join(diff[:3])}{f'; and {len(diff) - 3} more' if len(diff) > 3 else ''}. The compression's "
         f"group rows (and, unless compressed with --aggregate, its suite weights) follow its source logs' "
-        f"groups; estimate with logs of the same lm-eval "
-        f"task configuration, or compress again with --no-groups (groups=False: no group rows, the suite "
-        f"weighted by --aggregate, default macro) or --pool (tasks=False); --aggregate alone keeps the groups")
+        f"groups; estimate with logs of the same lm-eval task configuration, or compress again with --no-groups "
+        f"(groups=False: no group rows, the suite weighted by --aggregate, default macro) or --pool "
+        f"(tasks=False); --aggregate alone keeps the groups")
 
 
 def check_scale(c: Any, X: np.ndarray, name: str = "scores") -> None:

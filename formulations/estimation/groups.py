@@ -24,16 +24,13 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 
-__all__ = ["ORIGINS", "WEIGHTINGS", "GroupTree", "check_group_weights", "check_groups", "complete_groups",
+__all__ = ["WEIGHTINGS", "GroupTree", "check_group_weights", "check_groups", "complete_groups",
            "group_matrix", "group_order", "hierarchy_differences", "infer_weighting", "leaf_weights", "leaves",
            "missing_members", "prune_groups", "restricted_weights", "roots"]
 
 #: How a group's members are weighted: by size, equally, either (the members' sizes are equal), equally
 #: because lm-eval reports no score for the group (a tag), or the suite's weights restricted to the group.
 WEIGHTINGS = ("size", "plain", "equal-sizes", "unreported", "aggregate")
-#: Where a compression's groups come from: lm-eval's results files (``group_subtasks``), or the user
-#: (``compress(..., groups={...})``).
-ORIGINS = ("lm-eval", "given")
 #: Relative tolerance of the match between a group's reported score and a mean of its members'.
 MATCH_RTOL = 1e-6
 
