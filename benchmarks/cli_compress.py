@@ -5,7 +5,7 @@
     benchsel compress SCORES --k K --out DIR [--selection S] [--estimator E] [--seed N] [--time-limit S]
                       [--metric M | --metric TASK=M ...] [--filter F | --filter TASK=F ...]
                       [--tasks PATTERN ...] [--aggregate macro|micro|TASK=W ...] [--chance B | TASK=B ...]
-                      [--pool]
+                      [--pool | --no-groups]
                       [--missing error|drop-items|drop-models] [--duplicates error|latest]
                       [--format auto|lm-eval|leaderboard|helm|table|npz] [--model-column COLUMN] [--force]
                       [--jobs N | --scheduler ADDRESS] [--no-progress] [--max-line-mb MB] [...]
@@ -25,7 +25,10 @@ Scores read from evaluation logs keep their tasks (lm-eval tasks, leaderboard be
 scenarios): with two or more, ``compress`` splits the budget across the tasks and ``estimate`` prints a
 row per task and the suite's row (``--aggregate``, default macro: the mean of the tasks; ``--pool``
 estimates the pooled item mean instead). lm-eval groups (``mmlu`` and its subjects) get a row each, and
-weight the suite as lm-eval weights them unless ``--aggregate`` is given (:mod:`.cli_suite_rows`).
+weight the suite as lm-eval weights them unless ``--aggregate`` is given (:mod:`.cli_suite_rows`);
+``--no-groups`` keeps the tasks but ignores the logs' groups (no group rows, the suite weighted by
+``--aggregate``, default macro; not with ``--pool``, which ignores tasks and groups alike). ``estimate``
+refuses new lm-eval logs whose groups differ from the compression's, by name.
 """
 from __future__ import annotations
 
@@ -104,6 +107,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                         "max(0, (s - B) / (1 - B))")
     c.add_argument("--pool", action="store_true",
                    help="ignore the tasks: estimate the mean over every item of every task")
+    c.add_argument("--no-groups", action="store_true",
+                   help="keep the tasks of lm-eval logs but ignore their groups (group_subtasks): no group rows, "
+                        "the suite weighted by --aggregate (default macro); not with --pool")
     c.add_argument("--force", action="store_true", help="replace a compression already in DIR")
     _reader_options(c, defaults_from_saved=False)
 
@@ -167,6 +173,9 @@ def cmd_compress(args: argparse.Namespace) -> int:
     k = check_int(args.k, "k", low=1)
     check_int(args.jobs, "jobs", low=1)
     check_out_folder(out, "out")
+    if args.no_groups and args.pool:
+        raise InvalidInputError("no-groups: --pool already ignores the tasks and their groups (one pooled mean); "
+                                "give --pool, or --no-groups to keep the tasks without their groups")
     if (out / META).exists() and not args.force:
         raise InvalidInputError(f"out: {str(out)!r} already holds a saved compression; pass --force to replace it")
     get_selection(args.selection)
@@ -176,9 +185,14 @@ def cmd_compress(args: argparse.Namespace) -> int:
     estimator = args.estimator or DEFAULT_ESTIMATOR
     aggregate = _by_task(args.aggregate, "aggregate")
     chance = _by_task(args.chance, "chance")
+    ignored = df.attrs.get("groups") if args.no_groups else None
+    if ignored:
+        _err(f"--no-groups: the logs' {len(ignored)} lm-eval groups ignored (no group rows; the suite weighted by "
+             f"--aggregate {' '.join(args.aggregate) if args.aggregate else 'macro'})")
     c = compress(df, k=args.k, selection=args.selection, estimator=estimator, seed=args.seed,
                  time_limit=args.time_limit, verbose=True, tasks=False if args.pool else None,
-                 aggregate=aggregate, chance=None if chance is None else _number(chance, "chance"))
+                 aggregate=aggregate, chance=None if chance is None else _number(chance, "chance"),
+                 groups=False if args.no_groups else None)
     if c.tasks is not None:
         alloc = c.selection.result.extra.get("allocation", {})
         _err(f"suite of {len(c.tasks)} tasks: " + ", ".join(f"{t} {alloc.get(t, '?')}" for t in c.tasks))

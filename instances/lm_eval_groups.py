@@ -128,7 +128,9 @@ def group_report(runs: Mapping[str, Mapping[str, Run]], files: Mapping[Run, Resu
     report : dict or None
         None without groups; else ``{"values": {model: {name: score or None}}, "sizes": {model: {task: n}},
         "problems": {group: why its score cannot be compared}, "conflict": None or why the models'
-        groups disagree}`` (JSON values, kept in ``df.attrs``).
+        groups disagree, "hierarchies": {model: {group: [members]}}}`` (JSON values, kept in
+        ``df.attrs``; ``hierarchies`` holds each model's own groups with a task read below them, ``{}`` for
+        a model whose results put no task read in a group).
     """
     tasks = sorted({t for per in runs.values() for t in per})
     per_model: dict[str, dict[str, list[str]]] = {}
@@ -176,4 +178,5 @@ def group_report(runs: Mapping[str, Mapping[str, Run]], files: Mapping[Run, Resu
                                f"({', '.join(sorted(str(k) for k in ks))}), so lm-eval's score of the group is "
                                "not one of theirs to compare")
         values[model] = vals
-    return groups, {"values": values, "sizes": sizes, "problems": problems, "conflict": conflict}
+    return groups, {"values": values, "sizes": sizes, "problems": problems, "conflict": conflict,
+                    "hierarchies": per_model}

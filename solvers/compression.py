@@ -54,6 +54,7 @@ from .saved import (
     _arr,
     _decode,
     _num,
+    check_new_groups,
     check_reader,
     check_saved_tasks,
     check_scale,
@@ -203,6 +204,7 @@ class Compressed:
         A, index = self._by_label(Y_items)
         if _is_frame(Y_items):
             check_reader(self, Y_items.attrs, "Y_items")
+            check_new_groups(self, Y_items.attrs, list(Y_items.index), "Y_items")
         X = np.asarray(A) if isinstance(A, np.ndarray) or np.ndim(A) == 2 else None
         if X is not None and X.ndim == 2 and X.dtype.kind in "biuf":
             check_scale(self, X.astype(float), "Y_items")

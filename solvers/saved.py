@@ -11,7 +11,7 @@ A saved compression is a folder holding two files:
   "result"}, "estimator": {"name", "params"}, "tasks" (a suite's task names in
   the order of ``c.tasks``, or null), "groups" (a suite's groups:
   ``{"members": {group: [members]}, "weighting": {group: how}, "suite":
-  "groups" | "aggregate"}``, or null), "check": {"atol"}}``;
+  "groups" | "aggregate", "origin": "lm-eval" | "given"}``, or null), "check": {"atol"}}``;
 * ``arrays.npz`` -- ``source_scores`` (the source matrix, models x items,
   float64), ``source_predictions`` (the fitted estimator's estimates of the
   source models) and any array-valued estimator parameter
@@ -56,6 +56,7 @@ from benchsel import __version__
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Termination
 from benchsel.formulations.core.untrusted import convert, read_json, read_npz_members
+from benchsel.formulations.estimation.groups import hierarchy_differences, prune_groups
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,6 +67,7 @@ __all__ = [
     "SavedMeta",
     "SourceScores",
     "align_scores",
+    "check_new_groups",
     "check_reader",
     "check_saved_tasks",
     "check_scale",
@@ -150,6 +152,7 @@ class GroupsMeta(_Base):
     members: dict[str, Annotated[list[str], msgspec.Meta(min_length=1)]]
     weighting: dict[str, Literal["size", "plain", "equal-sizes", "unreported", "aggregate"]]
     suite: Literal["groups", "aggregate"]
+    origin: Literal["lm-eval", "given"] = "lm-eval"
 
 
 class SavedMeta(_Base):
@@ -535,6 +538,7 @@ def align_scores(c: Any, scores: Any, name: str = "scores") -> tuple[np.ndarray,
     k, n = int(c.items.size), int(c.n_items)
     if frame:
         check_reader(c, getattr(scores, "attrs", None), name)
+        check_new_groups(c, getattr(scores, "attrs", None), list(scores.index), name)
     if frame and labels is not None:
         cols = list(scores.columns)
         have = set(cols)
@@ -597,6 +601,59 @@ def check_reader(c: Any, attrs: Any, name: str = "scores") -> None:
                 f"{opt}: the new scores were read with {opt} {b!r}, the compression's sources with {opt} {a!r}; "
                 f"the estimates would mix two kinds of score: read the new scores with {flag} ({opt}={a!r}) or "
                 f"compress again with {opt} {b!r}")
+
+
+def check_new_groups(c: Any, attrs: Any, models: Any = None, name: str = "scores") -> None:
+    """New models whose lm-eval results state other groups than the compression's: a named error.
+
+    Parameters
+    ----------
+    c : Compressed
+        A compression; only groups read from lm-eval logs (``c.group_tree.origin == "lm-eval"``) are
+        compared, a compression without groups or with the user's own (``groups=``) takes any new scores.
+    attrs : mapping
+        The new scores' ``DataFrame.attrs``: ``attrs["group_report"]["hierarchies"]`` (each model's own
+        groups, as :func:`~benchsel.instances.evallogs.read_lm_eval_samples` records them). Scores without
+        it (a table, leaderboard or HELM logs, lm-eval logs without results files) are not compared.
+    models : sequence, optional
+        The new scores' models (rows); models the table does not hold (``missing="drop-models"``) are
+        not compared. Default: every model of the report.
+    name : str
+        The argument named in the error.
+
+    A model whose results put none of the compression's tasks in a group (lm-eval run on the tasks by
+    name, ``--tasks mmlu_anatomy,...``) states no hierarchy and is not compared: its group rows are the
+    compression's groups. Otherwise every saved group must be stated with the same members (in any
+    order), and no other group over the compression's tasks may be
+    (:func:`~benchsel.formulations.estimation.groups.hierarchy_differences`).
+    """
+    tree = getattr(c, "group_tree", None)
+    report = attrs.get("group_report") if isinstance(attrs, Mapping) else None
+    stated = report.get("hierarchies") if isinstance(report, Mapping) else None
+    if tree is None or tree.origin != "lm-eval" or not isinstance(stated, Mapping) or c.tasks is None:
+        return
+    rows = None if models is None else {str(m) for m in models}
+    tasks = list(c.tasks)
+    bad: dict[str, list[str]] = {}
+    for model, groups in stated.items():
+        if (rows is not None and str(model) not in rows) or not isinstance(groups, Mapping):
+            continue
+        if not prune_groups(groups, tasks):  # no group over the compression's tasks: nothing stated
+            continue
+        diff = hierarchy_differences(tree.members, groups, tasks)
+        if diff:
+            bad[str(model)] = diff
+    if not bad:
+        return
+    model, diff = next(iter(bad.items()))
+    more = f" ({len(bad) - 1} other new model(s) differ too)" if len(bad) > 1 else ""
+    raise InvalidInputError(
+        f"{name}: the lm-eval groups in the results of model {model!r} differ from the compression's{more}: "
+        f"{'; '.join(diff[:3])}{f'; and {len(diff) - 3} more' if len(diff) > 3 else ''}. The compression's "
+        f"group rows (and, unless compressed with --aggregate, its suite weights) follow its source logs' "
+        f"groups; estimate with logs of the same lm-eval task configuration, or compress again with --no-groups "
+        f"(groups=False: no group rows, the suite weighted by --aggregate, default macro) or --pool "
+        f"(tasks=False); --aggregate alone keeps the groups")
 
 
 def check_scale(c: Any, X: np.ndarray, name: str = "scores") -> None:

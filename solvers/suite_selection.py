@@ -18,6 +18,7 @@ from benchsel.formulations.core.result import Result, Termination
 from benchsel.formulations.estimation.groups import (
     GroupTree,
     check_groups,
+    complete_groups,
     group_order,
     infer_weighting,
     leaf_weights,
@@ -115,17 +116,6 @@ def groups_of(Y: Any, tasks: Any, groups: Any) -> tuple[dict[str, list[str]] | N
     return hierarchy, (dict(report) if isinstance(report, Mapping) else None)
 
 
-def _complete(groups: dict[str, list[str]], names: Sequence[str]) -> dict[str, list[str]]:
-    """The groups whose every member is a task of ``names`` or such a group."""
-    keep = dict(groups)
-    while True:
-        bad = [g for g, ms in keep.items() if any(m not in keep and m not in set(names) for m in ms)]
-        if not bad:
-            return keep
-        for g in bad:
-            del keep[g]
-
-
 def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] | None,
                  report: Mapping[str, Any] | None, aggregate: Any, models: Sequence[str]
                  ) -> tuple[Any, dict[str, dict[str, float]] | None, GroupTree | None]:
@@ -175,7 +165,8 @@ def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] 
         for r in top:
             for t, v in leaf_weights(tree, weighting, size_of, r).items():
                 suite[t] += v / len(top)
-        return suite, per, GroupTree({g: tree[g] for g in order}, {g: weighting[g] for g in order}, "groups")
+        return suite, per, GroupTree({g: tree[g] for g in order}, {g: weighting[g] for g in order}, "groups",
+                                     "lm-eval")
     agg = "macro" if aggregate is None else aggregate
     unknown = missing_members(groups or {}, names) if report is None else {}
     if unknown:  # groups given by the user: a member that is neither a task nor a group is a typo
@@ -188,7 +179,7 @@ def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] 
                       f"{agg!r})", stacklevel=4)
         return agg, None, None
     pruned = prune_groups(groups or {}, names)
-    tree = _complete(pruned, names)
+    tree = complete_groups(pruned, names)
     if len(tree) < len(pruned):
         dropped = [g for g in pruned if g not in tree]
         warnings.warn(f"groups: {len(dropped)} group(s) not read whole get no row: "
@@ -197,7 +188,8 @@ def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] 
     kept = {g: rw for g in group_order(tree, names) if (rw := restricted_weights(w, leaves(tree, g))) is not None}
     if not kept:
         return agg, None, None
-    return agg, kept, GroupTree({g: tree[g] for g in kept}, dict.fromkeys(kept, "aggregate"), "aggregate")
+    return agg, kept, GroupTree({g: tree[g] for g in kept}, dict.fromkeys(kept, "aggregate"), "aggregate",
+                                "given" if report is None else "lm-eval")
 
 
 def select_suite(s: Selection, A: np.ndarray, k: int, spec: SuiteSpec, *, seed: int, time_limit: float | None,

@@ -24,9 +24,9 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 
-__all__ = ["WEIGHTINGS", "GroupTree", "check_group_weights", "check_groups", "group_matrix", "group_order",
-           "infer_weighting", "leaf_weights", "leaves", "missing_members", "prune_groups", "restricted_weights",
-           "roots"]
+__all__ = ["WEIGHTINGS", "GroupTree", "check_group_weights", "check_groups", "complete_groups",
+           "group_matrix", "group_order", "hierarchy_differences", "infer_weighting", "leaf_weights", "leaves",
+           "missing_members", "prune_groups", "restricted_weights", "roots"]
 
 #: How a group's members are weighted: by size, equally, either (the members' sizes are equal), equally
 #: because lm-eval reports no score for the group (a tag), or the suite's weights restricted to the group.
@@ -102,6 +102,62 @@ def prune_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> d
     """The groups with at least one of ``tasks`` below them (members as given, read or not)."""
     have = set(tasks)
     return {g: list(ms) for g, ms in groups.items() if any(t in have for t in leaves(groups, g))}
+
+
+def complete_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> dict[str, list[str]]:
+    """The groups whose every member is one of ``tasks`` or such a group (the others dropped, repeatedly)."""
+    have = set(tasks)
+    keep = {g: list(ms) for g, ms in groups.items()}
+    while True:
+        bad = [g for g, ms in keep.items() if any(m not in keep and m not in have for m in ms)]
+        if not bad:
+            return keep
+        for g in bad:
+            del keep[g]
+
+
+def _names(ms: Sequence[str], most: int = 8) -> str:
+    shown = list(ms)[:most]
+    return (", ".join(shown) or "none") + (f" ... ({len(ms)} in all)" if len(ms) > most else "")
+
+
+def hierarchy_differences(saved: Mapping[str, Sequence[str]], stated: Mapping[str, Sequence[str]],
+                          tasks: Sequence[str]) -> list[str]:
+    """How the groups ``stated`` by a model's lm-eval results differ from a compression's groups ``saved``.
+
+    Parameters
+    ----------
+    saved : mapping
+        The compression's groups, ``{group: [members]}`` (every member one of ``tasks`` or a group).
+    stated : mapping
+        The groups a new model's results files state (``group_subtasks``), ``{group: [members]}``.
+    tasks : sequence of str
+        The compression's tasks. Every saved group is looked up in ``stated``; a stated group the
+        compression lacks counts only when every task below it is one of ``tasks`` (a group that also
+        holds other tasks is one the compression could not have kept).
+
+    Returns
+    -------
+    list of str
+        One sentence per group that differs, in the order of ``saved`` then ``stated``: a saved group
+        missing from ``stated``, a group whose members differ (both member lists, and what only one
+        side has), a stated group the compression does not have. Empty when they agree.
+    """
+    out: list[str] = []
+    for g, ms in saved.items():
+        new = stated.get(g)
+        if new is None:
+            out.append(f"group {g!r} (members: {_names(ms)}) is not among the new results' groups")
+        elif set(ms) != set(new):
+            only_old = [m for m in ms if m not in set(new)]
+            only_new = [m for m in new if m not in set(ms)]
+            out.append(f"group {g!r} has members {_names(ms)} in the compression but {_names(new)} in the new "
+                       f"results (only in the compression: {_names(only_old, 4)}; only in the new results: "
+                       f"{_names(only_new, 4)})")
+    for g, ms in complete_groups(prune_groups(stated, tasks), tasks).items():
+        if g not in saved:
+            out.append(f"the new results have group {g!r} (members: {_names(ms)}), which the compression has not")
+    return out
 
 
 def missing_members(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> dict[str, list[str]]:
@@ -315,20 +371,26 @@ class GroupTree:
     suite : {"groups", "aggregate"}
         Whether the suite's task weights come from the groups (the roots' plain mean) or from the
         user's ``aggregate``.
+    origin : {"lm-eval", "given"}
+        Whether the groups are lm-eval's (read from the source logs' ``group_subtasks``; a new model's
+        logs must state the same, :func:`hierarchy_differences`) or the user's own (``groups=``).
+        Saves without the field are read as ``"lm-eval"``.
     """
 
     members: dict[str, list[str]]
     weighting: dict[str, str]
     suite: str
+    origin: str = "lm-eval"
 
     def to_json(self) -> dict[str, Any]:
         return {"members": {g: list(ms) for g, ms in self.members.items()}, "weighting": dict(self.weighting),
-                "suite": self.suite}
+                "suite": self.suite, "origin": self.origin}
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> GroupTree:
         return cls({str(g): [str(m) for m in ms] for g, ms in obj["members"].items()},
-                   {str(g): str(w) for g, w in obj["weighting"].items()}, str(obj["suite"]))
+                   {str(g): str(w) for g, w in obj["weighting"].items()}, str(obj["suite"]),
+                   str(obj.get("origin", "lm-eval")))
 
     @property
     def names(self) -> list[str]:

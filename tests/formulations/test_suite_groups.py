@@ -12,7 +12,9 @@ from benchsel.formulations.estimation import get_estimator
 from benchsel.formulations.estimation.groups import (
     check_group_weights,
     check_groups,
+    complete_groups,
     group_order,
+    hierarchy_differences,
     infer_weighting,
     leaf_weights,
     missing_members,
@@ -185,3 +187,23 @@ def test_random_hierarchies_weighting_recovered_and_leaf_weights_reproduce_every
 def test_a_task_of_unknown_size_is_a_named_error():
     with pytest.raises(InvalidInputError, match=r"the size of task 'b' in model 'm'.*--aggregate"):
         infer_weighting({"g": ["a", "b"]}, {"m": {"a": 0.2, "b": 0.6, "g": 0.4}}, {"m": {"a": 3}}, ["m"])
+
+
+def test_hierarchy_differences_name_the_group_and_both_member_lists():
+    tasks = ["h1", "h2", "s1", "s2", "s3"]
+    same = {"mm": ["mm_s", "mm_h"], "mm_h": ["h2", "h1"], "mm_s": ["s1", "s2", "s3"], "other": ["arc", "piqa"]}
+    assert hierarchy_differences(TREE, same, tasks) == []  # member order and groups over other tasks: the same
+    moved = {"mm": ["mm_h", "mm_s"], "mm_h": ["h1", "h2", "s3"], "mm_s": ["s1", "s2"]}
+    diff = hierarchy_differences(TREE, moved, tasks)
+    assert diff == [
+        "group 'mm_h' has members h1, h2 in the compression but h1, h2, s3 in the new results (only in the "
+        "compression: none; only in the new results: s3)",
+        "group 'mm_s' has members s1, s2, s3 in the compression but s1, s2 in the new results (only in the "
+        "compression: s3; only in the new results: none)"]
+    flat = {"mm_h": ["h1", "h2"], "mm_s": ["s1", "s2", "s3"]}
+    assert hierarchy_differences(TREE, flat, tasks) == [
+        "group 'mm' (members: mm_h, mm_s) is not among the new results' groups"]
+    extra = {**TREE, "hard": ["h2", "s3"], "wide": ["s1", "arc"]}  # 'wide' holds a task the compression lacks
+    assert hierarchy_differences(TREE, extra, tasks) == [
+        "the new results have group 'hard' (members: h2, s3), which the compression has not"]
+    assert complete_groups({"a": ["b", "x"], "b": ["s1", "y"], "c": ["s1"]}, ["s1", "x"]) == {"c": ["s1"]}

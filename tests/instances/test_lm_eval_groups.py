@@ -35,6 +35,7 @@ def test_nested_groups_and_reported_scores_are_recorded(tmp_path):
     for t in SIZES:  # a task's reported score is its mean over the logged documents
         assert vals[t] == pytest.approx(df.loc[model, [c for c in df.columns if c.startswith(t + "/")]].mean())
     assert vals["mm"] == pytest.approx(df.loc[model, [c for c in df.columns if not c.startswith("arc/")]].mean())
+    assert rep["hierarchies"] == {m: GROUPS for m in df.index}  # each model's own groups
     json.dumps(df.attrs["group_report"])  # JSON values (DataFrame.to_parquet writes attrs as JSON)
 
 

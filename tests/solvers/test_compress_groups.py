@@ -9,8 +9,10 @@ import pytest
 from support.evallog_formats import model_scores, write_lm_eval_run
 
 from benchsel.formulations.core.errors import InvalidInputError
+from benchsel.formulations.estimation.groups import GroupTree
 from benchsel.instances.evallogs import read_lm_eval_samples
 from benchsel.solvers.compression import compress, load_compressed
+from benchsel.solvers.saved import estimate_table
 
 SIZES = {"mm_h1": 6, "mm_h2": 14, "mm_s1": 4, "mm_s2": 8, "mm_s3": 16}
 GROUPS = {"mm": ["mm_hum", "mm_stem"], "mm_hum": ["mm_h1", "mm_h2"], "mm_stem": ["mm_s1", "mm_s2", "mm_s3"]}
@@ -146,3 +148,45 @@ def test_a_group_whose_tasks_were_read_with_two_metrics_is_a_named_error(tmp_pat
                                                 r"keys \(acc,none, acc_norm,none\).*--aggregate"):
         compress(df, 8, seed=0)
     assert compress(df, 8, seed=0, aggregate="macro").groups == ["g"]
+
+
+MOVED = {"mm": ["mm_hum", "mm_stem"], "mm_hum": ["mm_h1", "mm_h2", "mm_s3"], "mm_stem": ["mm_s1", "mm_s2"]}
+
+
+def test_new_frames_with_other_lm_eval_groups_are_refused_where_the_groups_are_lm_evals(tmp_path):
+    df = _logs(tmp_path / "src")
+    moved = _logs(tmp_path / "moved", n_models=3, groups=MOVED)
+    same = _logs(tmp_path / "same", n_models=3)
+    c = compress(df, 15, seed=0)
+    assert c.group_tree.origin == "lm-eval"
+    with pytest.raises(InvalidInputError, match=r"Y_items: the lm-eval groups in the results of model 'org/model-0' "
+                                                r"differ .*group 'mm_hum' has members mm_h1, mm_h2 in the compression "
+                                                r"but mm_h1, mm_h2, mm_s3 .*groups=False"):
+        c.predict(c.subset(moved))
+    with pytest.raises(InvalidInputError, match=r"scores: the lm-eval groups"):
+        estimate_table(c, moved)
+    assert c.predict_groups(c.subset(same)).shape == (3, 3)
+    # --aggregate keeps lm-eval's groups (restricted weights): still compared; the saved origin too
+    a = compress(df, 15, seed=0, aggregate="micro")
+    a.save(tmp_path / "a")
+    assert load_compressed(tmp_path / "a").group_tree.origin == "lm-eval"
+    with pytest.raises(InvalidInputError, match=r"Y_items: the lm-eval groups"):
+        load_compressed(tmp_path / "a").predict(a.subset(moved))
+    # the user's own groups, or none, take any new logs
+    g = compress(df, 15, seed=0, groups={"hum": ["mm_h1", "mm_h2"]})
+    assert g.group_tree.origin == "given" and g.predict_groups(g.subset(moved)).shape == (3, 1)
+    n = compress(df, 15, seed=0, groups=False)
+    assert n.predict(n.subset(moved)).to_numpy() == pytest.approx(n.predict(n.subset(moved).to_numpy()))
+    # only the table's models are compared (missing="drop-models"); a model stating no group over the tasks is not
+    other = c.subset(moved).rename(index=lambda m: f"{m}-renamed")
+    assert other.attrs["group_report"]["hierarchies"] and c.predict(other).shape == (3,)
+    flat = moved.copy()
+    flat.attrs = {**moved.attrs, "group_report": {**moved.attrs["group_report"],
+                                                  "hierarchies": {m: {"x": ["arc"]} for m in moved.index}}}
+    assert c.predict(c.subset(flat)).shape == (3,)
+
+
+def test_a_save_without_the_groups_origin_reads_as_lm_eval():
+    tree = GroupTree({"g": ["a", "b"]}, {"g": "size"}, "groups")
+    assert GroupTree.from_json({k: v for k, v in tree.to_json().items() if k != "origin"}) == tree
+    assert tree.origin == "lm-eval" and GroupTree.from_json(tree.to_json()) == tree
