@@ -138,7 +138,8 @@ def suite_groups(names: list[str], sizes: np.ndarray, groups: Mapping[str, Any] 
     conflict = report.get("conflict") if report is not None else None
     if not groups and not conflict:
         return ("macro" if aggregate is None else aggregate), None, None
-    decide = "pass aggregate= (benchsel compress --aggregate macro, micro or TASK=WEIGHT) to weight the tasks yourself"
+    decide = ("pass aggregate= (benchsel compress --aggregate macro, micro or TASK=WEIGHT) to weight the tasks "
+              "yourself, or drop the groups (groups=False, benchsel compress --no-groups)")
     if report is not None and aggregate is None:
         if conflict:
             raise InvalidInputError(f"aggregate: {conflict}, so the groups' weights cannot be read from the logs; "

@@ -235,7 +235,7 @@ def infer_weighting(groups: Mapping[str, Sequence[str]], values: Mapping[str, Ma
         model though the members' sizes differ, or a recorded problem; the message names ``option``.
     """
     decide = (f"pass {option}= to decide the suite's weights yourself (benchsel compress --aggregate macro, "
-              "micro or TASK=WEIGHT)")
+              "micro or TASK=WEIGHT), or drop the groups (groups=False, benchsel compress --no-groups)")
     out: dict[str, str] = {}
     for g, ms in groups.items():
         if problems and g in problems:
