@@ -33,8 +33,9 @@ class Auto(Estimator):
     """Per target: ``"stacked"`` inside the sources' full-score range, ``"model-assisted"`` outside.
 
     Intervals (SPEC F11: they must hold for every kind of model, not only on average): inside, the stacked
-    estimate plus or minus the split-conformal quantile of the stacked estimator's errors on held-out sources,
-    joined with the model-assisted interval, so that a model the stacked estimate is biased for is still
+    estimate plus or minus the split-conformal quantile of the stacked estimator's errors on held-out sources
+    (with ``scaled``, each error over that source's model-assisted standard error, the quantile times the
+    target's: narrower near the ends of the score range, wider in the middle), joined with the model-assisted interval, so that a model the stacked estimate is biased for is still
     covered; when the model-assisted estimate lies within ``ambiguous_z`` of its standard errors of the
     range's edge, the side toward that edge reaches one more standard error (a strong model whose noisy
     estimate fell just inside: extrapolation is likely, and the route selected a low draw). Outside, the
@@ -64,6 +65,10 @@ class Auto(Estimator):
                doc="within this many standard errors of the range's edge: outside, the interval also covers the "
                    "stacked one; inside, its side toward the edge reaches one standard error beyond the "
                    "model-assisted interval"),
+        Option("scaled", True, "bool",
+               doc="inside, the conformal half-width scales with each model's model-assisted standard error "
+                   "(the quantile of the sources' errors over their own standard errors): narrow near the ends "
+                   "of the range, wide in the middle; False: one half-width for every model"),
         Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
     )
     #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
@@ -99,6 +104,28 @@ class Auto(Estimator):
         if Y.shape[0] >= stacked.min_sources and not self.uninformative_:
             self.stacked_ = stacked._fit_checked(Y, sel, self.n_items_)
             self.range_ = (float(full.min()) - m, float(full.max()) + m)
+            self._scaled_residuals(Y[:, sel])
+
+    def _scaled_residuals(self, Ys: np.ndarray) -> None:
+        """The stacked estimate's out-of-fold errors on the sources over each source's model-assisted standard
+        error (``scaled_residuals_``, shape (S',); None when not ``scaled``, or a standard error is 0)."""
+        self.scaled_residuals_: np.ndarray | None = None
+        assert self.stacked_ is not None
+        res = np.asarray(self.stacked_._conformal_residuals(), dtype=float)
+        idx = getattr(self.stacked_, "oof_sources_", None)
+        if not self.params["scaled"] or idx is None or res.shape != idx.shape:
+            return
+        se = self.model_assisted_.estimate_se(Ys[idx])[1]
+        if np.all(se > 0):
+            self.scaled_residuals_ = res / se
+
+    def _half(self, se: np.ndarray, alpha: float) -> np.ndarray:
+        """The stacked estimate's conformal half-width for targets of model-assisted standard error ``se``,
+        shape (T,) (infinite with too few sources)."""
+        assert self.stacked_ is not None
+        if self.scaled_residuals_ is not None:
+            return conformal_quantile(self.scaled_residuals_, alpha) * se
+        return np.full(se.shape, conformal_quantile(self.stacked_._conformal_residuals(), alpha))
 
     def _check_targets(self, Yt: np.ndarray) -> None:
         if self.stacked_ is not None:
@@ -134,9 +161,8 @@ class Auto(Estimator):
 
         ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)
         ma, dofs = self.model_assisted_._clip(ma_raw), np.full(se.shape, float(dof))
-        q = conformal_quantile(self.stacked_._conformal_residuals(), alpha) if self.stacked_ is not None \
-            else math.inf
-        if self.stacked_ is None or not np.isfinite(q):
+        q = self._half(se, alpha) if self.stacked_ is not None else np.full(se.shape, math.inf)
+        if self.stacked_ is None or not np.all(np.isfinite(q)):
             return self._predict(Yt), se, se, dofs
         inside = self._inside(ma_raw, se)
         se_r = np.where(inside, q / float(norm.ppf(1 - alpha / 2)), se)
@@ -149,8 +175,8 @@ class Auto(Estimator):
             return ma, ma_lo, ma_hi
         inside = self._inside(ma_raw, se)
         st = self.stacked_._predict(Yt)
-        q = conformal_quantile(self.stacked_._conformal_residuals(), alpha)
-        half = q if np.isfinite(q) else (ma_hi - ma_lo) / 2
+        q = self._half(se, alpha)
+        half = np.where(np.isfinite(q), q, (ma_hi - ma_lo) / 2)
         lo_r, hi_r = self.range_
         z = self.params["ambiguous_z"] * se
         join = inside | ((ma_raw >= lo_r - z) & (ma_raw <= hi_r + z))  # inside, or just outside

@@ -280,7 +280,10 @@ class ModelAssisted(Estimator):
         elif not self.uninformative_:
             Ysel = Y[:, sel]
             v = bounded_variance(plus_four(Ysel @ self.weights_, sel.size, *bounds), *bounds)
-            ratio = self._residual_s2(Ysel)[1][v > 0] / v[v > 0]
+            # a source whose coreset scores are all alike has (almost) no residuals whatever its true score:
+            # its ratio says nothing about the residual spread, so only sources with varied scores count
+            ok = (v > 0) & (np.ptp(Ysel, axis=1) > 0)
+            ratio = self._residual_s2(Ysel)[1][ok] / v[ok]
             if ratio.size:
                 self.floor_ratio_ = float(np.quantile(ratio, self.params["floor_quantile"]))
 
