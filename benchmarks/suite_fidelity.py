@@ -48,7 +48,7 @@ from benchsel.solvers.suite_selection import select_suite, suite_spec
 from ._data import default_data_dir
 from .fidelity import _t975, split_models
 
-__all__ = ["SUITES", "load_suite", "main", "run_cell", "summarise"]
+__all__ = ["BAND", "SUITES", "in_band", "load_suite", "main", "run_cell", "summarise", "wilson_interval"]
 
 SUITES: dict[str, dict[str, str]] = {
     "openllm_v2": {"ifeval": "openllm_v2_ifeval", "math": "openllm_v2_math", "musr": "openllm_v2_musr"},
@@ -63,6 +63,8 @@ SHARES = {"suite-neyman": 0.0, "suite-proportional": 1.0}
 #: The suite estimator borrowing strength across tasks (``borrow=True``; ``--methods suite-borrow``).
 BORROW = "suite-borrow"
 ALPHA = 0.1
+#: the goal's band for the coverage of the 90 % intervals (issue 41)
+BAND = (0.85, 0.95)
 JSONL = "suite_fidelity.jsonl"
 
 
@@ -196,9 +198,26 @@ def _mean_half(v: Sequence[float]) -> tuple[float, float]:
     return float(a.mean()), _t975(a.size) * float(a.std(ddof=1)) / math.sqrt(a.size)
 
 
+def wilson_interval(hits: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a coverage of ``hits`` out of ``n`` target-runs (``n >= 1``)."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(hits), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def in_band(hits: int, n: int) -> tuple[bool, bool]:
+    """Whether a coverage of ``hits`` of ``n`` lies in :data:`BAND` (strict), and whether its 95 % Wilson
+    interval meets the band (the miss, if any, is within sampling noise)."""
+    low, high = wilson_interval(hits, n)
+    return BAND[0] <= hits / n <= BAND[1], high >= BAND[0] and low <= BAND[1]
+
+
 def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per (suite, regime, k): each method's suite MAE (mean over seeds, 95 % t half-width), the
-    suite / floor ratio of the MAEs, the largest per-task ratio of mean MAEs, and coverage."""
+    suite / floor ratio of the MAEs, the largest per-task ratio of mean MAEs, and coverage: of the suite and
+    of each task (``task_hits``: hits and target-runs pooled over the seeds), each judged against
+    :data:`BAND` strictly and allowing sampling noise (:func:`in_band`)."""
     groups: dict[tuple[str, str, int], dict[str, list[Mapping[str, Any]]]] = {}
     for r in rows:
         groups.setdefault((r["suite"], r["regime"], int(r["k"])), {}).setdefault(r["method"], []).append(r)
@@ -234,6 +253,14 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         s["task_route_cover"] = {r: (h / n, n) for r, (h, n) in by_route.items() if n}
         covers = [np.mean([pick["suite"][sd]["task_cover"][t] for sd in seeds]) for t in tasks]
         s["task_cover_range"] = (float(min(covers)), float(max(covers)))
+        runs = sum(int(pick["suite"][sd]["targets"]) for sd in seeds)
+        hits = {t: round(sum(pick["suite"][sd]["task_cover"][t] * pick["suite"][sd]["targets"] for sd in seeds))
+                for t in tasks}
+        s["task_hits"] = {t: (h, runs) for t, h in hits.items()}
+        judged = [in_band(h, runs) for h in hits.values()]
+        s["tasks_in_band"] = (all(j[0] for j in judged), all(j[1] for j in judged))
+        suite_hits = round(sum(pick["suite"][sd]["cover"] * pick["suite"][sd]["targets"] for sd in seeds))
+        s["suite_in_band"] = in_band(suite_hits, runs)
         out.append(s)
     return out
 
@@ -257,6 +284,21 @@ def render(summary: Sequence[Mapping[str, Any]]) -> str:
     lines.append("")
     lines.append(f"Suite / floor ratio of the suite's MAE at most 0.85 in {good} of {n} cells; largest per-task "
                  f"ratio {max((s['task_ratio_max'] for s in summary), default=math.nan):.2f}.")
+    if n:
+        lo, hi = (f"{100 * b:.0f} %" for b in BAND)
+        strict = [sum(s[key][0] for s in summary) for key in ("suite_in_band", "tasks_in_band")]
+        noise = [sum(s[key][1] for s in summary) for key in ("suite_in_band", "tasks_in_band")]
+        lines.append("")
+        lines.append(f"90 % intervals within {lo}-{hi}: the suite's in {strict[0]} of {n} cells ({noise[0]} allowing "
+                     f"sampling noise: the 95 % Wilson interval of the coverage meets the band); every task's in "
+                     f"{strict[1]} of {n} ({noise[1]} allowing noise).")
+        beyond = [(s, t, h, m) for s in summary for t, (h, m) in s["task_hits"].items() if not in_band(h, m)[1]]
+        if beyond:
+            lines.append("Tasks out of the band beyond sampling noise (coverage, 95 % Wilson interval, "
+                         "target-runs): " + "; ".join(
+                             f"{s['suite']} {s['regime']} k = {s['k']} {t} {h / m:.3f} "
+                             f"[{wilson_interval(h, m)[0]:.3f}, {wilson_interval(h, m)[1]:.3f}] ({m})"
+                             for s, t, h, m in beyond) + ".")
     routed = [s for s in summary if s.get("task_route_cover")]
     if routed:
         names = sorted({r for s in routed for r in s["task_route_cover"]})

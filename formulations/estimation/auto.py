@@ -35,7 +35,8 @@ class Auto(Estimator):
     Intervals (SPEC F11: they must hold for every kind of model, not only on average): inside, the stacked
     estimate plus or minus the split-conformal quantile of the stacked estimator's errors on held-out sources
     (with ``scaled``, each error over that source's model-assisted standard error, the quantile times the
-    target's: narrower near the ends of the score range, wider in the middle), joined with the model-assisted interval, so that a model the stacked estimate is biased for is still
+    target's: narrower near the ends of the score range, wider in the middle), joined with the
+    model-assisted interval, so that a model the stacked estimate is biased for is still
     covered; when the model-assisted estimate lies within ``ambiguous_z`` of its standard errors of the
     range's edge, the side toward that edge reaches one more standard error (a strong model whose noisy
     estimate fell just inside: extrapolation is likely, and the route selected a low draw). Outside, the
@@ -68,7 +69,8 @@ class Auto(Estimator):
         Option("scaled", True, "bool",
                doc="inside, the conformal half-width scales with each model's model-assisted standard error "
                    "(the quantile of the sources' errors over their own standard errors): narrow near the ends "
-                   "of the range, wide in the middle; False: one half-width for every model"),
+                   "of the range, wide in the middle (just outside the range, at least the unscaled one); False: "
+                   "one half-width for every model"),
         Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
     )
     #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
@@ -119,13 +121,18 @@ class Auto(Estimator):
         if np.all(se > 0):
             self.scaled_residuals_ = res / se
 
-    def _half(self, se: np.ndarray, alpha: float) -> np.ndarray:
+    def _half(self, se: np.ndarray, alpha: float, inside: np.ndarray) -> np.ndarray:
         """The stacked estimate's conformal half-width for targets of model-assisted standard error ``se``,
-        shape (T,) (infinite with too few sources)."""
+        shape (T,) (infinite with too few sources). Scaled, for targets ``inside`` the range; for the others
+        (joined just outside the range) at least the unscaled quantile: their standard error is that of an
+        estimate beyond the sources' scores, the smallest near 0 or 1, while the stacked estimate's error is
+        that of a model inside."""
         assert self.stacked_ is not None
-        if self.scaled_residuals_ is not None:
-            return conformal_quantile(self.scaled_residuals_, alpha) * se
-        return np.full(se.shape, conformal_quantile(self.stacked_._conformal_residuals(), alpha))
+        plain = conformal_quantile(self.stacked_._conformal_residuals(), alpha)
+        if self.scaled_residuals_ is None:
+            return np.full(se.shape, plain)
+        scaled = conformal_quantile(self.scaled_residuals_, alpha) * se
+        return np.where(inside, scaled, np.maximum(scaled, plain))
 
     def _check_targets(self, Yt: np.ndarray) -> None:
         if self.stacked_ is not None:
@@ -161,10 +168,10 @@ class Auto(Estimator):
 
         ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)
         ma, dofs = self.model_assisted_._clip(ma_raw), np.full(se.shape, float(dof))
-        q = self._half(se, alpha) if self.stacked_ is not None else np.full(se.shape, math.inf)
+        inside = self._inside(ma_raw, se)
+        q = self._half(se, alpha, inside) if self.stacked_ is not None else np.full(se.shape, math.inf)
         if self.stacked_ is None or not np.all(np.isfinite(q)):
             return self._predict(Yt), se, se, dofs
-        inside = self._inside(ma_raw, se)
         se_r = np.where(inside, q / float(norm.ppf(1 - alpha / 2)), se)
         return np.where(inside, self.stacked_._predict(Yt), ma), se_r, se_r, np.where(inside, np.inf, dofs)
 
@@ -175,7 +182,7 @@ class Auto(Estimator):
             return ma, ma_lo, ma_hi
         inside = self._inside(ma_raw, se)
         st = self.stacked_._predict(Yt)
-        q = self._half(se, alpha)
+        q = self._half(se, alpha, inside)
         half = np.where(np.isfinite(q), q, (ma_hi - ma_lo) / 2)
         lo_r, hi_r = self.range_
         z = self.params["ambiguous_z"] * se

@@ -5,7 +5,16 @@ import numpy as np
 import pytest
 
 from benchsel.benchmarks._data import default_data_dir
-from benchsel.benchmarks.suite_fidelity import METHODS, load_suite, render, run_cell, summarise
+from benchsel.benchmarks.suite_fidelity import (
+    BAND,
+    METHODS,
+    in_band,
+    load_suite,
+    render,
+    run_cell,
+    summarise,
+    wilson_interval,
+)
 from benchsel.formulations.core.errors import InvalidInputError
 
 DATA = default_data_dir()
@@ -42,5 +51,24 @@ def test_one_cell_rows_and_summary():
     (s,) = summarise(rows)
     assert s["seeds"] == 2 and s["ratio"][0] > 0
     assert all(0 <= c <= 1 and n > 0 for c, n in s["task_route_cover"].values())
+    runs = 2 * rows[0]["targets"]
+    assert all(n == runs and 0 <= h <= n for h, n in s["task_hits"].values())
+    for t, (h, n) in s["task_hits"].items():  # the pooled hits are the seeds' coverages
+        by_seed = [r["task_cover"][t] for r in rows if r["method"] == "suite"]
+        assert h / n == pytest.approx(np.mean(by_seed))
+    strict = all(BAND[0] <= h / n <= BAND[1] for h, n in s["task_hits"].values())
+    assert s["tasks_in_band"][0] == strict and (s["tasks_in_band"][1] or not strict)
     text = render([s])
     assert "| glue | extrapolation | 30 |" in text and "by the route each task's estimate took" in text
+    assert f"every task's in {int(strict)} of 1" in text
+
+
+def test_wilson_interval_and_the_band_allowing_noise():
+    low, high = wilson_interval(45, 50)  # 0.90 of 50: about 0.79-0.96
+    assert low == pytest.approx(0.7864, abs=1e-3) and high == pytest.approx(0.9565, abs=1e-3)
+    assert wilson_interval(50, 50)[1] == 1.0 and wilson_interval(0, 50)[0] == 0.0
+    assert in_band(90, 100) == (True, True)
+    assert in_band(48, 50) == (False, True)  # 0.96 of 50: out of the band, within noise
+    assert in_band(125, 125) == (False, False)  # 1.000 of 125: beyond noise
+    assert in_band(400, 500) == (False, False)  # 0.80 of 500: beyond noise
+    assert in_band(41, 50) == (False, True)

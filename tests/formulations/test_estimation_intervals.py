@@ -180,10 +180,13 @@ def test_auto_scales_the_stacked_half_width_with_each_models_standard_error(bott
     assert np.allclose(est.scaled_residuals_, np.abs(st.oof_residuals_) / se_src)
     se = est.model_assisted_.estimate_se(Yt[:, items])[1]
     q = conformal_quantile(est.scaled_residuals_, 0.1)
-    assert np.allclose(est._half(se, 0.1), q * se)
+    q_plain = conformal_quantile(np.abs(st.oof_residuals_), 0.1)
+    inside = np.ones(se.shape, dtype=bool)
+    assert np.allclose(est._half(se, 0.1, inside), q * se)
+    assert np.allclose(est._half(se, 0.1, ~inside), np.maximum(q * se, q_plain))  # just outside: at least plain
     plain = get_estimator("auto", weights=w, scaled=False).fit(Ys, items)
     assert plain.scaled_residuals_ is None
-    assert np.allclose(plain._half(se, 0.1), conformal_quantile(np.abs(st.oof_residuals_), 0.1))
+    assert np.allclose(plain._half(se, 0.1, inside), q_plain)
     assert np.allclose(est.predict(Yt[:, items]), plain.predict(Yt[:, items]))  # the estimates are the same
 
 
