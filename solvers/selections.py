@@ -152,10 +152,10 @@ def item_clusters(Y_source: np.ndarray, k: int, seed: int = 0, *, space: str = "
         ``"correlation"``: AnchorPoints' problem (:func:`anchor_kmedoids`, ``1 - Pearson`` of the items' source
         score vectors, blind to an item's mean score); ``"sqeuclidean"``: squared Euclidean distance of the
         items' source score vectors (for 0/1 scores the number of sources that score the two items apart),
-        so a cluster's summed distance to its medoid bounds the sources' within-stratum variance, the
-        variance of the stratified mean; ``"difficulty"``: Euclidean k-medoids on the items' difficulty
-        features (:func:`~benchsel.formulations.estimation.design.difficulty_features`, their mean over all
-        sources and over the strongest).
+        so a cluster's summed distance to its medoid bounds from above its items' variance summed over the
+        sources, which makes the variance of the stratified mean; ``"difficulty"``: Euclidean k-medoids on
+        the items' difficulty features (:func:`~benchsel.formulations.estimation.design.difficulty_features`,
+        their mean over all sources and over the strongest).
 
     Returns
     -------
@@ -163,6 +163,9 @@ def item_clusters(Y_source: np.ndarray, k: int, seed: int = 0, *, space: str = "
         ``labels[i]`` in ``0 .. k - 1``: the rank of item ``i``'s nearest medoid among the sorted medoids
         (ties to the lowest index); every label is used (each medoid is in its own cluster).
     """
+    if not isinstance(space, str) or space not in CLUSTER_SPACES:
+        raise InvalidInputError(f"space: expected one of {', '.join(map(repr, CLUSTER_SPACES))}, got "
+                                f"{describe(space)}")
     Y = np.asarray(Y_source, dtype=float)
     if space == "correlation":
         f = anchor_kmedoids(Y, k)
@@ -215,20 +218,18 @@ def cluster_stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, draw
     Returns
     -------
     items : ndarray of int64, shape (k,)
-        One item per cluster.
+        One item per stratum (per cluster; with ``levels > 1`` per cluster and difficulty level).
     weights : ndarray, shape (k,)
-        Each cluster's share of the items, ``N_h / N`` (sum 1).
+        Each stratum's share of the items, ``N_h / N`` (sum 1).
     info : dict
-        ``draws``, ``space``, ``clusters``, ``imbalance`` (root mean squared error of the sample's weighted
-        mean against the sources' full scores), ``smallest_stratum`` and ``largest_stratum`` (items).
+        ``draws``, ``space``, ``clusters`` (their number), ``imbalance`` (root mean squared error of the
+        sample's weighted mean against the sources' full scores), ``smallest_stratum`` and
+        ``largest_stratum`` (items).
     """
     # Y_source and k were checked once at the boundary (check_selection_input); draws, space and levels are
     # this design's options
     draws = check_int(draws, "draws", low=1)
-    if not isinstance(space, str) or space not in CLUSTER_SPACES:
-        raise InvalidInputError(f"space: expected one of {', '.join(map(repr, CLUSTER_SPACES))}, got "
-                                f"{describe(space)}")
-    m = -(-k // check_int(levels, "levels", low=1))  # clusters
+    m = -(-k // check_int(levels, "levels", low=1))  # clusters (item_clusters checks space)
     Y = np.asarray(Y_source, dtype=float)
     rng = np.random.default_rng(seed)
     strata = item_clusters(Y, m, int(rng.integers(2**31)), space=space)
