@@ -498,11 +498,6 @@ register_selection("stratified", None, "stratified-sample", draw=stratified_draw
                    description="one item drawn from each of k equal-count strata of the items sorted by their "
                                "difficulty for the strongest sources, the draw (of 1000, seeded) that reproduces "
                                "the sources' full scores best; design weights for the estimators")
-register_selection("cluster-stratified", None, "cluster-stratified-sample", draw=cluster_stratified_draw,
-                   build_options=("draws", "space", "levels"), fidelity=False,
-                   description="one item drawn from each of the k k-medoids clusters of the items (1 - Pearson of "
-                               "their source scores, FasterPAM), the draw (of 1000, seeded) that reproduces the "
-                               "sources' full scores best; design weights (cluster shares) for the estimators")
 register_selection("random", anchor_kmedoids, "random", description="k items drawn uniformly at random (seeded)")
 register_selection("kmedoids", anchor_kmedoids, "fasterpam",
                    description="AnchorPoints: k-medoids on 1 - Pearson of the items' source scores, FasterPAM")
@@ -522,6 +517,11 @@ register_selection("bayesame", None, "bayesame-stopping-rule", draw=bayesame_dra
                    build_options=("eps1", "eps2", "pseudo_targets", "N0", "tol", "batch_method"),
                    description="BayesAME: the size by its stopping rule on held-out sources (k is the most), the "
                                "items by information gain (random in the non-unique regime); posterior estimates")
+register_selection("cluster-stratified", None, "cluster-stratified-sample", draw=cluster_stratified_draw,
+                   build_options=("draws", "space", "levels"), fidelity=False,
+                   description="one item drawn from each of the k k-medoids clusters of the items (1 - Pearson of "
+                               "their source scores, FasterPAM), the draw (of 1000, seeded) that reproduces the "
+                               "sources' full scores best; design weights (cluster shares) for the estimators")
 
 
 # ------------------------------------------------------------------ checks
