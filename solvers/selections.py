@@ -29,16 +29,19 @@ from benchsel.formulations.estimation.design import (
     difficulty_features,
     difficulty_score,
     draw_balanced_sample,
+    proportional_strata,
 )
 from benchsel.formulations.estimation.irt import fit_irt
 from benchsel.formulations.holocosm import RankingRiskReconstruction
 from benchsel.formulations.kmedoids import KMedoids
 from benchsel.formulations.kmedoids.bounds import available_bytes
+from benchsel.formulations.kmedoids.distances import dissimilarity
 from benchsel.formulations.repcore import align_hidden_states
 from benchsel.solvers.api import solve
 from benchsel.solvers.methods import get_method
 
 __all__ = [
+    "CLUSTER_SPACES",
     "DENSE_MEMORY_SHARE",
     "SELECTIONS",
     "Selection",
@@ -49,9 +52,11 @@ __all__ = [
     "check_selection_input",
     "check_source_scores",
     "check_tensor",
+    "cluster_stratified_draw",
     "get_selection",
     "holocosm_problem",
     "irt_kmedoids",
+    "item_clusters",
     "register_selection",
     "repcore_problem",
     "select_items",
@@ -126,6 +131,115 @@ def stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, draws: int =
     Y = np.asarray(Y_source, dtype=float)
     items, w, imbalance = draw_balanced_sample(difficulty_score(difficulty_features(Y)), k, Y, draws, seed)
     return items, w, {"draws": draws, "imbalance": imbalance}
+
+
+#: Item spaces :func:`cluster_stratified_draw` clusters in.
+CLUSTER_SPACES = ("correlation", "sqeuclidean", "difficulty")
+
+
+def item_clusters(Y_source: np.ndarray, k: int, seed: int = 0, *, space: str = "correlation") -> np.ndarray:
+    """The items' ``k`` k-medoids clusters, solved by FasterPAM: each item's cluster label; shape (N,).
+
+    Parameters
+    ----------
+    Y_source : ndarray, shape (S, N)
+        Checked source scores, trusted here.
+    k : int
+        ``1 <= k < N``.
+    seed : int
+        Seeds FasterPAM.
+    space : {"correlation", "sqeuclidean", "difficulty"}
+        ``"correlation"``: AnchorPoints' problem (:func:`anchor_kmedoids`, ``1 - Pearson`` of the items' source
+        score vectors, blind to an item's mean score); ``"sqeuclidean"``: squared Euclidean distance of the
+        items' source score vectors (for 0/1 scores the number of sources that score the two items apart),
+        so a cluster's summed distance to its medoid bounds from above its items' variance summed over the
+        sources, which makes the variance of the stratified mean; ``"difficulty"``: Euclidean k-medoids on
+        the items' difficulty features (:func:`~benchsel.formulations.estimation.design.difficulty_features`,
+        their mean over all sources and over the strongest).
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (N,)
+        ``labels[i]`` in ``0 .. k - 1``: the rank of item ``i``'s nearest medoid among the sorted medoids
+        (ties to the lowest index); every label is used (each medoid is in its own cluster).
+    """
+    if not isinstance(space, str) or space not in CLUSTER_SPACES:
+        raise InvalidInputError(f"space: expected one of {', '.join(map(repr, CLUSTER_SPACES))}, got "
+                                f"{describe(space)}")
+    Y = np.asarray(Y_source, dtype=float)
+    if space == "correlation":
+        f = anchor_kmedoids(Y, k)
+    elif space == "sqeuclidean":
+        _dense_fits(Y.shape[1], "cluster-stratified")
+        D = dissimilarity(Y.T, "euclidean")
+        f = KMedoids(np.square(D, out=D), k)
+    else:
+        _dense_fits(Y.shape[1], "cluster-stratified")
+        f = KMedoids.from_features(difficulty_features(Y), k, metric="euclidean")
+    res = solve(f, "fasterpam", time_limit=None, seed=seed)
+    medoids = np.sort(np.asarray(res.selection, dtype=np.int64))
+    labels = np.searchsorted(medoids, f.assign(medoids)).astype(np.int64)
+    labels[medoids] = np.arange(medoids.size)  # a medoid with a twin at distance 0 keeps its own cluster
+    return labels
+
+
+def cluster_stratified_draw(Y_source: np.ndarray, k: int, seed: int = 0, *, draws: int = BALANCE_DRAWS,
+                            space: str = "correlation", levels: int = 1
+                            ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """The ``"cluster-stratified"`` design: the items' ``k`` k-medoids clusters as strata
+    (:func:`item_clusters`), one item drawn uniformly from each; of ``draws`` such samples, the one whose
+    cluster-weighted mean reproduces the sources' full scores best
+    (:func:`benchsel.formulations.estimation.design.balanced_stratified_sample` with given ``strata``).
+
+    Like ``"stratified"`` it is a design sample (each item drawn with probability ``1 / N_h`` of its
+    cluster, before the balancing choice), so the model-assisted estimate stays unbiased beyond the
+    sources' range; like ``"kmedoids"`` its strata group the items the sources score alike.
+
+    Parameters
+    ----------
+    Y_source : ndarray, shape (S, N)
+        Checked source scores (:func:`check_selection_input`), trusted here.
+    k : int
+        Checked, ``1 <= k < N``.
+    seed : int
+        Seeds the clustering and the draws.
+    draws : int
+        Candidate samples (``1``: the plain cluster-stratified sample).
+    space : {"correlation", "sqeuclidean", "difficulty"}
+        Where the items are clustered (:func:`item_clusters`).
+    levels : int
+        Difficulty levels per cluster, on average (``>= 1``). 1: the ``k`` clusters are the strata. More: a
+        hybrid of clusters and difficulty, ``ceil(k / levels)`` clusters, each given a number of strata
+        proportional to its size (at least one), its items sorted by difficulty for strong models (as
+        ``"stratified"`` sorts them) cut into that many equal-count strata
+        (:func:`~benchsel.formulations.estimation.design.proportional_strata`); ``levels >= k`` is
+        ``"stratified"``'s design (one cluster).
+
+    Returns
+    -------
+    items : ndarray of int64, shape (k,)
+        One item per stratum (per cluster; with ``levels > 1`` per cluster and difficulty level).
+    weights : ndarray, shape (k,)
+        Each stratum's share of the items, ``N_h / N`` (sum 1).
+    info : dict
+        ``draws``, ``space``, ``clusters`` (their number), ``imbalance`` (root mean squared error of the
+        sample's weighted mean against the sources' full scores), ``smallest_stratum`` and
+        ``largest_stratum`` (items).
+    """
+    # Y_source and k were checked once at the boundary (check_selection_input); draws, space and levels are
+    # this design's options
+    draws = check_int(draws, "draws", low=1)
+    m = -(-k // check_int(levels, "levels", low=1))  # clusters (item_clusters checks space)
+    Y = np.asarray(Y_source, dtype=float)
+    rng = np.random.default_rng(seed)
+    strata = item_clusters(Y, m, int(rng.integers(2**31)), space=space)
+    if m < k:
+        strata = proportional_strata(strata, difficulty_score(difficulty_features(Y)), k)
+    items, w, imbalance = draw_balanced_sample(np.zeros(Y.shape[1]), k, Y, draws, int(rng.integers(2**31)),
+                                               strata=strata)
+    sizes = np.bincount(strata, minlength=k)
+    return items, w, {"draws": draws, "space": space, "clusters": m, "imbalance": imbalance,
+                      "smallest_stratum": int(sizes.min()), "largest_stratum": int(sizes.max())}
 
 
 def holocosm_problem(Y_source: np.ndarray, k: int, seed: int = 0, *, quantile: float = 0.25, lam: float = 1.0,
@@ -316,8 +430,9 @@ class Selection:
     fidelity : bool
         The fidelity benchmark runs it by default: it chooses items from a (models, items) score matrix
         alone, cheaply enough for that grid (False for selections that need more data, such as hidden
-        states, for 3-D scores, and for ``"bayesame"``, which runs a sequential evaluation per
-        pseudo-target; the benchmark still runs them when named).
+        states, for 3-D scores, for ``"bayesame"``, which runs a sequential evaluation per
+        pseudo-target, and for ``"cluster-stratified"``, measured against the default and worse,
+        docs/results/new_models.md; the benchmark still runs them when named).
     """
 
     name: str
@@ -402,6 +517,11 @@ register_selection("bayesame", None, "bayesame-stopping-rule", draw=bayesame_dra
                    build_options=("eps1", "eps2", "pseudo_targets", "N0", "tol", "batch_method"),
                    description="BayesAME: the size by its stopping rule on held-out sources (k is the most), the "
                                "items by information gain (random in the non-unique regime); posterior estimates")
+register_selection("cluster-stratified", None, "cluster-stratified-sample", draw=cluster_stratified_draw,
+                   build_options=("draws", "space", "levels"), fidelity=False,
+                   description="one item drawn from each of the k k-medoids clusters of the items (1 - Pearson of "
+                               "their source scores, FasterPAM), the draw (of 1000, seeded) that reproduces the "
+                               "sources' full scores best; design weights (cluster shares) for the estimators")
 
 
 # ------------------------------------------------------------------ checks

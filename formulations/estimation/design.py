@@ -22,12 +22,13 @@ import numpy as np
 
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.options import Option
-from benchsel.formulations.core.validation import as_array, check_int
+from benchsel.formulations.core.validation import as_array, check_int, describe
 
 from .base import Estimator, bounded_variance, plus_four, register_estimator
 
-__all__ = ["BALANCE_DRAWS", "ModelAssisted", "balanced_stratified_sample", "difficulty_features", "difficulty_score",
-           "difficulty_shares", "draw_balanced_sample", "stratified_sample"]
+__all__ = ["BALANCE_DRAWS", "ModelAssisted", "balanced_stratified_sample", "check_strata", "difficulty_features",
+           "difficulty_score", "difficulty_shares", "draw_balanced_sample", "proportional_strata",
+           "stratified_sample"]
 
 #: Share of the strongest sources whose mean item score is the second item feature.
 TOP_SHARE = 0.2
@@ -88,6 +89,43 @@ def _check_k(k: Any, N: int) -> int:
     return k
 
 
+def proportional_strata(groups: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+    """``k`` strata nested in given groups: each group gets a number of strata proportional to its size (at
+    least one; largest remainders), its items sorted by ``score`` cut into that many equal-count strata.
+
+    Trusts its input (checked by the caller): ``groups`` int64 labels of shape (N,) using every one of
+    ``0 .. m - 1`` with ``m <= k <= N``, ``score`` of shape (N,).
+
+    Parameters
+    ----------
+    groups : ndarray of int64, shape (N,)
+    score : ndarray, shape (N,)
+        Sort key within a group (ties by item index).
+    k : int
+
+    Returns
+    -------
+    strata : ndarray of int64, shape (N,)
+        Labels ``0 .. k - 1``, every one used; strata of one group are consecutive, in order of ``score``.
+    """
+    N = groups.size
+    sizes = np.bincount(groups)
+    m = sizes.size
+    alloc = np.ones(m, dtype=np.int64)
+    share = k * sizes / N
+    for _ in range(k - m):  # one more stratum at a time to the group furthest below its share (with room)
+        alloc[int(np.argmax(np.where(alloc < sizes, share - alloc, -np.inf)))] += 1
+    out = np.empty(N, dtype=np.int64)
+    first = np.concatenate([[0], np.cumsum(alloc)[:-1]])
+    order = np.lexsort((np.arange(N), score, groups))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    for g in range(m):
+        members = order[starts[g]:starts[g] + sizes[g]]
+        edges = _strata_edges(int(sizes[g]), int(alloc[g]))
+        out[members] = first[g] + np.repeat(np.arange(alloc[g]), np.diff(edges))
+    return out
+
+
 def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Systematic stratified sample: the items sorted by ``score`` cut into ``k`` equal-count strata, one
     item drawn uniformly from each.
@@ -120,22 +158,25 @@ def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndar
     return picks.astype(np.int64), np.diff(edges) / N
 
 
-def balanced_stratified_sample(score: np.ndarray, k: int, Y_balance: np.ndarray, *, draws: int = BALANCE_DRAWS,
-                               seed: int = 0) -> tuple[np.ndarray, np.ndarray, float]:
+def balanced_stratified_sample(score: np.ndarray | None, k: int, Y_balance: np.ndarray, *,
+                               draws: int = BALANCE_DRAWS, seed: int = 0, strata: Any = None
+                               ) -> tuple[np.ndarray, np.ndarray, float]:
     """Balanced (rejective) stratified sample: of ``draws`` independent draws of :func:`stratified_sample`'s
-    design, the one whose stratum-weighted mean reproduces every balancing row's full mean best.
+    design (or of one item per given stratum), the one whose stratum-weighted mean reproduces every
+    balancing row's full mean best.
 
     The balancing rows are the source models: the chosen sample's weighted mean is closest, in mean squared
     error over the sources, to each source's mean over all items. Choosing among random draws keeps every
-    item's chance of selection close to ``k / N`` (rejective sampling; with a regression estimator on the
-    balanced features, such as :class:`ModelAssisted`, the estimate stays design consistent: Fuller 2009,
-    *Some design properties of a rejective sampling procedure*, Biometrika 96(4)), while the sample is also
-    representative of the sources, which the estimators that learn from the sources use.
+    item's chance of selection close to its stratum's ``1 / N_h`` (rejective sampling; with a regression
+    estimator on the balanced features, such as :class:`ModelAssisted`, the estimate stays design consistent:
+    Fuller 2009, *Some design properties of a rejective sampling procedure*, Biometrika 96(4)), while the
+    sample is also representative of the sources, which the estimators that learn from the sources use.
 
     Parameters
     ----------
-    score : ndarray, shape (N,)
-        Sort key of the strata (ties broken at random, afresh in each draw).
+    score : ndarray, shape (N,), or None
+        Sort key of ``k`` equal-count strata (ties broken at random, afresh in each draw); unused (may be
+        None) when ``strata`` is given.
     k : int
         ``1 <= k <= N``.
     Y_balance : ndarray, shape (S, N)
@@ -144,33 +185,67 @@ def balanced_stratified_sample(score: np.ndarray, k: int, Y_balance: np.ndarray,
         Candidate samples, ``>= 1``; 1 is the plain stratified sample (not the same draw as
         :func:`stratified_sample` with the same seed).
     seed : int
+    strata : array_like of int, shape (N,), optional
+        Given strata: each item's stratum label in ``0 .. k - 1``, every label used (clusters of the
+        items, say); one item is drawn uniformly from each, its weight the stratum's share ``N_h / N``.
 
     Returns
     -------
     items, weights : ndarray, shapes (k,) and (k,)
-        As :func:`stratified_sample`'s.
+        One item per stratum, in stratum order, and each stratum's share of the items (sum 1).
     imbalance : float
         Root mean squared difference, over the balancing rows, between the weighted sample mean and the
         full mean.
     """
-    s = np.asarray(score, dtype=float)
-    N = s.size
+    labels = None
+    if strata is None:
+        s = as_array(score, "score", ndim=1, shape_doc="(N,), one sort key per item")
+        N = s.size
+    else:
+        N = np.shape(strata)[0] if np.ndim(strata) == 1 else -1
+        labels = check_strata(strata, N)
+        s = np.zeros(N)
     k = _check_k(k, N)
+    if labels is not None and int(labels.max()) + 1 != k:
+        raise InvalidInputError(f"strata: expected k = {k} strata, labels 0 .. {k - 1}, got "
+                                f"{int(labels.max()) + 1} strata")
     draws = check_int(draws, "draws", low=1)
     Y = as_array(Y_balance, "Y_balance", ndim=2, shape=(None, N), shape_doc=f"(S, {N}), one column per item")
-    return draw_balanced_sample(s, k, Y, draws, seed)
+    return draw_balanced_sample(s, k, Y, draws, seed, strata=labels)
 
 
-def draw_balanced_sample(score: np.ndarray, k: int, Y: np.ndarray, draws: int, seed: int
-                         ) -> tuple[np.ndarray, np.ndarray, float]:
+def check_strata(strata: Any, N: int) -> np.ndarray:
+    """Given strata checked: integer labels of shape (N,) (``N >= 1``) using every one of ``0 .. max``; returned
+    as int64 (their number is ``max + 1``)."""
+    a = np.asarray(strata)
+    if a.ndim != 1 or a.shape[0] != N or N < 1 or not np.issubdtype(a.dtype, np.integer):
+        raise InvalidInputError(f"strata: expected integer stratum labels of shape (N,), one per item, got "
+                                f"{describe(strata)}")
+    a = a.astype(np.int64)
+    used = np.unique(a)
+    if used[0] != 0 or used[-1] != used.size - 1:
+        raise InvalidInputError(f"strata: expected labels 0 .. (number of strata - 1), every one used, got "
+                                f"{used.size} distinct labels in [{int(used[0])}, {int(used[-1])}]")
+    return a
+
+
+def draw_balanced_sample(score: np.ndarray, k: int, Y: np.ndarray, draws: int, seed: int, *,
+                         strata: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """:func:`balanced_stratified_sample` on checked input, which it trusts: ``score`` of shape (N,), ``k`` an int
-    in ``[1, N]``, ``Y`` a finite float array of shape (S, N), ``draws >= 1`` (checked by
-    :func:`balanced_stratified_sample`, or once at the selection's public boundary)."""
-    s = score
-    N = s.size
-    edges = _strata_edges(N, k)
+    in ``[1, N]``, ``Y`` a finite float array of shape (S, N), ``draws >= 1``, ``strata`` None or int64 labels
+    of shape (N,) using every one of ``0 .. k - 1`` (checked by :func:`balanced_stratified_sample`, or once at
+    the selection's public boundary). With ``strata`` the strata are those (``score`` unused), else ``k``
+    equal-count strata of the items sorted by ``score``."""
+    N = Y.shape[1]
     rng = np.random.default_rng(seed)
-    rank = np.unique(s, return_inverse=True)[1].reshape(-1).astype(float)  # ties share a rank
+    if strata is None:
+        edges = _strata_edges(N, k)
+        rank = np.unique(score, return_inverse=True)[1].reshape(-1).astype(float)  # ties share a rank
+        fixed = None
+    else:
+        edges = np.concatenate([[0], np.cumsum(np.bincount(strata, minlength=k))]).astype(np.int64)
+        fixed = np.argsort(strata, kind="stable")  # the strata as contiguous blocks; a uniform position is a
+        # uniform item of the stratum, so no random order within them is needed
     w = np.diff(edges) / N
     full = Y.mean(axis=1)
     block = max(1, min(draws, _BALANCE_BLOCK // max(1, Y.shape[0] * k), _BALANCE_BLOCK // N))
@@ -178,8 +253,11 @@ def draw_balanced_sample(score: np.ndarray, k: int, Y: np.ndarray, draws: int, s
     done = 0
     while done < draws:
         c = min(block, draws - done)
-        order = np.argsort(rank[None, :] + 0.5 * rng.random((c, N)), axis=1)  # a random order within ties
-        picks = np.take_along_axis(order, rng.integers(edges[:-1], edges[1:], size=(c, k)), axis=1)
+        if fixed is None:
+            order = np.argsort(rank[None, :] + 0.5 * rng.random((c, N)), axis=1)  # a random order within ties
+            picks = np.take_along_axis(order, rng.integers(edges[:-1], edges[1:], size=(c, k)), axis=1)
+        else:
+            picks = fixed[rng.integers(edges[:-1], edges[1:], size=(c, k))]
         err = ((Y[:, picks] @ w - full[:, None]) ** 2).mean(axis=0)  # (c,)
         j = int(np.argmin(err))
         if err[j] < best_err:

@@ -2,6 +2,8 @@
 conventions (issue 30)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -304,3 +306,50 @@ def test_auto_with_too_few_sources_for_stacking_uses_the_model_assisted_estimate
         assert np.allclose(est.predict_interval(tgt[:, sel])[0], ma.predict_interval(tgt[:, sel])[0])
     with pytest.raises(InvalidInputError, match="expected at least 2 source models"):
         get_estimator("auto").fit(src[:1], sel)
+
+
+# ------------------------------------------------------------ given strata (the cluster-stratified design)
+def test_balanced_sample_on_given_strata_draws_one_item_per_stratum():
+    from benchsel.formulations.estimation.design import draw_balanced_sample
+
+    Y = irt_responses(20, 90, seed=3)
+    strata = np.random.default_rng(1).integers(0, 7, size=90)
+    items, w, imb = balanced_stratified_sample(None, 7, Y, draws=40, seed=2, strata=strata)
+    assert np.array_equal(strata[items], np.arange(7))  # one item per stratum, in stratum order
+    assert np.allclose(w, np.bincount(strata) / 90) and w.sum() == pytest.approx(1.0)
+    assert imb == pytest.approx(np.sqrt(((Y[:, items] @ w - Y.mean(axis=1)) ** 2).mean()))
+    again = draw_balanced_sample(np.zeros(90), 7, Y, 40, 2, strata=strata.astype(np.int64))
+    assert np.array_equal(again[0], items)
+
+
+def test_given_strata_bad_input_is_refused_by_name():
+    Y = irt_responses(10, 40, seed=1)
+    ok = np.arange(40) % 5
+    with pytest.raises(InvalidInputError, match=r"^strata: expected integer stratum labels"):
+        balanced_stratified_sample(None, 5, Y, strata=ok + 0.5)
+    with pytest.raises(InvalidInputError, match=r"^strata: expected labels 0 \.\. \(number of strata - 1\)"):
+        balanced_stratified_sample(None, 5, Y, strata=np.where(ok == 2, 7, ok))
+    with pytest.raises(InvalidInputError, match=r"^strata: expected k = 4 strata"):
+        balanced_stratified_sample(None, 4, Y, strata=ok)
+    with pytest.raises(InvalidInputError, match=r"^Y_balance: expected shape \(S, 39\)"):
+        balanced_stratified_sample(None, 5, Y, strata=ok[:39])
+
+
+def test_proportional_strata_nest_in_groups_and_cut_by_score():
+    from benchsel.formulations.estimation.design import proportional_strata
+
+    rng = np.random.default_rng(0)
+    groups = rng.permutation(np.repeat(np.arange(4), [50, 30, 5, 15]))
+    score = rng.random(100)
+    s = proportional_strata(groups, score, 10)
+    assert np.array_equal(np.unique(s), np.arange(10))
+    per_group = [np.unique(s[groups == g]) for g in range(4)]
+    assert [p.size for p in per_group] == [5, 3, 1, 1]  # largest remainders of 10 x shares, at least one
+    assert all(np.unique(groups[s == h]).size == 1 for h in range(10))  # nested in the groups
+    for p in per_group:  # equal-count cuts of the group's items sorted by score
+        sizes = [int((s == h).sum()) for h in p]
+        assert max(sizes) - min(sizes) <= 1
+        assert all(score[s == a].max() < score[s == b].min() for a, b in itertools.pairwise(p))
+    one = proportional_strata(np.zeros(100, dtype=np.int64), score, 7)
+    edges = np.round(np.linspace(0, 100, 8)).astype(int)
+    assert np.array_equal(one[np.argsort(score)], np.repeat(np.arange(7), np.diff(edges)))
