@@ -72,3 +72,22 @@ def test_wilson_interval_and_the_band_allowing_noise():
     assert in_band(125, 125) == (False, False)  # 1.000 of 125: beyond noise
     assert in_band(400, 500) == (False, False)  # 0.80 of 500: beyond noise
     assert in_band(41, 50) == (False, True)
+
+
+@needs_data
+def test_unbalanced_draw_and_design_coverage_rows():
+    """``suite-unbalanced`` runs the default suite on one plain draw per task; every suite method keeps the
+    coverage of each task's design-based interval alone, and the summary compares the two draws."""
+    from benchsel.benchmarks.suite_fidelity import UNBALANCED
+
+    rows = run_cell({"data_dir": str(DATA), "suite": "glue", "regime": "interpolation", "k": 30, "seed": 0,
+                     "methods": [*METHODS, UNBALANCED]})
+    by = {r["method"]: r for r in rows}
+    for m in ("suite", UNBALANCED):
+        cover = by[m]["task_design_cover"]
+        assert set(cover) <= {"mrpc", "rte", "sst2"} and cover and all(0 <= c <= 1 for c in cover.values())
+    assert by["suite"]["mae"] != by[UNBALANCED]["mae"]  # another sample
+    (s,) = summarise(rows)
+    lo, hi = s[f"{UNBALANCED}_design_covers"]
+    assert 0 <= lo <= hi <= 1
+    assert "one plain stratified draw per task" in render([s])
