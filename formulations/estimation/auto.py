@@ -20,6 +20,7 @@ from benchsel.formulations.core.options import Option
 
 from .base import Estimator, conformal_quantile, get_estimator, register_estimator
 from .design import FLOOR_QUANTILE, TOP_SHARE, ModelAssisted
+from .linear import Stacked
 
 __all__ = ["Auto"]
 
@@ -112,14 +113,12 @@ class Auto(Estimator):
         """The stacked estimate's out-of-fold errors on the sources over each source's model-assisted standard
         error (``scaled_residuals_``, shape (S',); None when not ``scaled``, or a standard error is 0)."""
         self.scaled_residuals_: np.ndarray | None = None
-        assert self.stacked_ is not None
-        res = np.asarray(self.stacked_._conformal_residuals(), dtype=float)
-        idx = getattr(self.stacked_, "oof_sources_", None)
-        if not self.params["scaled"] or idx is None or res.shape != idx.shape:
+        assert isinstance(self.stacked_, Stacked)
+        if not self.params["scaled"]:
             return
-        se = self.model_assisted_.estimate_se(Ys[idx])[1]
+        se = self.model_assisted_.estimate_se(Ys[self.stacked_.oof_sources_])[1]
         if np.all(se > 0):
-            self.scaled_residuals_ = res / se
+            self.scaled_residuals_ = np.asarray(self.stacked_._conformal_residuals(), dtype=float) / se
 
     def _half(self, se: np.ndarray, alpha: float, inside: np.ndarray) -> np.ndarray:
         """The stacked estimate's conformal half-width for targets of model-assisted standard error ``se``,
