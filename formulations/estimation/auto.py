@@ -59,6 +59,9 @@ class Auto(Estimator):
                doc="share of the strongest sources whose item means are a feature (model-assisted part)"),
         Option("floor_quantile", FLOOR_QUANTILE, "float", low=0.0, high=1.0,
                doc="the model-assisted part's variance floor (its option of the same name)"),
+        Option("components", None, "any",
+               doc="the model-assisted parts' item components (its option of the same name; None: one per 10 "
+                   "selected items, at most 5)"),
         Option("range_margin", 0.0, "float", doc="widen the sources' full-score range by this much on both sides"),
         Option("route_z", 0.0, "float", low=0.0,
                doc="outside only when the model-assisted estimate is this many of its standard errors beyond "
@@ -88,12 +91,14 @@ class Auto(Estimator):
 
     @staticmethod
     def _members(params: dict[str, Any]) -> tuple[Estimator, ModelAssisted]:
-        ma = {} if params["weights"] is None else {"weights": params["weights"]}
+        ma = {"components": params["components"]}
+        if params["weights"] is not None:
+            ma["weights"] = params["weights"]
         st = {"seed": params["seed"], "members": (("ridge", {}), ("cluster-weighted", {}), ("model-assisted", ma)),
               **dict(params["stacked"] or {})}
         return (get_estimator("stacked", **st),
                 ModelAssisted(weights=params["weights"], top_share=params["top_share"],
-                              floor_quantile=params["floor_quantile"]))
+                              floor_quantile=params["floor_quantile"], components=params["components"]))
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None

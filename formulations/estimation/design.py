@@ -291,12 +291,52 @@ def difficulty_shares(score: np.ndarray, sel: np.ndarray) -> np.ndarray:
     return mass[inv] / cnt[inv] / s.size
 
 
+#: At most this many of the sources' leading item components join the model-assisted features by default.
+MAX_COMPONENTS = 5
+
+
+def default_components(k: int) -> int:
+    """The number of item components the model-assisted estimate uses on ``k`` selected items by default:
+    one per 10 items, at most :data:`MAX_COMPONENTS` (none below 10 items, where every parameter costs a
+    degree of freedom the residual variance needs)."""
+    return min(MAX_COMPONENTS, int(k) // 10)
+
+
+def item_components(Y_source: np.ndarray, r: int) -> np.ndarray:
+    """The items' scores on the leading principal components of the sources' item scores; shape (N, r'),
+    ``r' = min(r, rank)`` (the scores may have fewer directions than ``r``; none when every source's scores
+    are constant over the items).
+
+    Each item is a point whose coordinates are its scores for the ``S`` sources (centred over the items); the
+    components are the directions in which the items differ most from source to source. The default design
+    balances its sample on every source's mean, so on these directions too, and a regression on them leaves
+    the part of a model's item scores that the balance does not reach.
+
+    Parameters
+    ----------
+    Y_source : ndarray, shape (S, N)
+    r : int
+        ``>= 0``.
+    """
+    Z = np.asarray(Y_source, dtype=float).T
+    Z = Z - Z.mean(axis=0)
+    N, S = Z.shape
+    if r == 0 or not np.any(Z):
+        return np.zeros((N, 0))
+    small = S <= N  # eigenvectors of the smaller Gram matrix: O(N S^2) or O(S N^2)
+    lam, V = np.linalg.eigh(Z.T @ Z if small else Z @ Z.T)
+    top = np.argsort(lam)[::-1][:r]
+    top = top[lam[top] > 1e-12 * lam.max()]
+    return Z @ V[:, top] if small else V[:, top] * np.sqrt(lam[top])
+
+
 @register_estimator
 class ModelAssisted(Estimator):
     """Model-assisted (GREG) estimate: a per-target item model plus its weighted residuals.
 
     For target ``t`` with scores ``y`` on the selected items ``C`` (weights ``w``, summing to 1), item
-    features ``F = [1, x_all, x_top]`` (:func:`difficulty_features`) and
+    features ``F = [1, x_all, x_top, g_1 .. g_r]`` (:func:`difficulty_features`; the items' scores on the
+    ``r = components`` leading principal components of the sources' item scores, :func:`item_components`) and
     ``beta_t = argmin sum_{j in C} w_j (y_j - F_j beta)^2 + ridge |beta_{1:}|^2``, every item is predicted
     ``m_i = clip(F_i beta_t)`` and the estimate is ``mean_i m_i + sum_{j in C} w_j (y_j - m_j)``.
 
@@ -318,6 +358,9 @@ class ModelAssisted(Estimator):
         Option("top_share", TOP_SHARE, "float", low=0.0, high=1.0,
                doc="share of the strongest sources whose item means are a feature"),
         Option("ridge", 1e-3, "float", low=0.0, doc="ridge penalty on the feature slopes"),
+        Option("components", None, "any",
+               doc="the sources' leading item components among the features (None: one per 10 selected items, "
+                   "at most 5; 0: the difficulty features only)"),
         Option("clip", True, "bool", doc="clip predicted item scores to the sources' score range"),
         Option("floor_quantile", FLOOR_QUANTILE, "float", low=0.0, high=1.0,
                doc="the variance floor's ratio rho: this quantile over the sources of their residual variance "
@@ -327,6 +370,8 @@ class ModelAssisted(Estimator):
     def _check_params(self, params: dict[str, Any]) -> dict[str, Any]:
         if not params["top_share"] > 0:
             raise InvalidInputError(f"top_share: expected 0 < top_share <= 1, got {params['top_share']!r}")
+        if params["components"] is not None:
+            params["components"] = check_int(params["components"], "components", low=0)
         w = params["weights"]
         if w is not None:
             w = as_array(w, "weights", ndim=1, shape_doc="(k,)", nonnegative=True)
@@ -345,12 +390,16 @@ class ModelAssisted(Estimator):
             raise InvalidInputError(f"weights: expected shape ({sel.size},), one weight per selected item, got "
                                     f"shape {w.shape}")
         self.weights_ = np.asarray(w, dtype=float)
-        self.F_ = np.column_stack([np.ones(feats.shape[0]), feats])
+        r = self.params["components"]
+        #: the leading item components among the features (none when the sources carry no information)
+        self.components_ = 0 if self.uninformative_ else (default_components(sel.size) if r is None else r)
+        self.F_ = np.column_stack([np.ones(feats.shape[0]), feats, item_components(Y, self.components_)])
+        p = self.F_.shape[1]
         Xs = self.F_[sel]
         W = self.weights_ * sel.size
-        pen = self.params["ridge"] * np.diag([0.0, 1.0, 1.0])
-        A = Xs.T @ (Xs * W[:, None]) + pen + 1e-12 * np.eye(3)
-        self.P_ = np.linalg.solve(A, Xs.T * W[None, :])  # (3, k): beta_t = P_ @ y_t
+        pen = self.params["ridge"] * np.diag([0.0] + [1.0] * (p - 1))
+        A = Xs.T @ (Xs * W[:, None]) + pen + 1e-12 * np.eye(p)
+        self.P_ = np.linalg.solve(A, Xs.T * W[None, :])  # (p, k): beta_t = P_ @ y_t
         self.floor_ratio_ = 1.0  # no information in the sources: the bounded variance itself
         bounds = self._bounds()
         if bounds is None:
@@ -366,7 +415,7 @@ class ModelAssisted(Estimator):
                 self.floor_ratio_ = float(np.quantile(ratio, self.params["floor_quantile"]))
 
     def _parts(self, Yt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        B = Yt @ self.P_.T  # (T, 3)
+        B = Yt @ self.P_.T  # (T, p)
         M = B @ self.F_.T  # (T, N)
         if self.params["clip"]:
             M = self._clip(M)
@@ -382,7 +431,7 @@ class ModelAssisted(Estimator):
         (T, k): shapes (T,), (T,), scalar."""
         est, _, E = self._parts(Yt)
         k = self.selection_.size
-        dof = max(k - 3, 0) + 1
+        dof = max(k - self.F_.shape[1], 0) + 1
         Ec = E - E.mean(axis=1, keepdims=True) if k > 1 else E
         ss = (Ec * Ec).sum(axis=1)
         return est, (ss + self._prior_var(Yt)) / dof, dof

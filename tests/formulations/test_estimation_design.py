@@ -353,3 +353,50 @@ def test_proportional_strata_nest_in_groups_and_cut_by_score():
     one = proportional_strata(np.zeros(100, dtype=np.int64), score, 7)
     edges = np.round(np.linspace(0, 100, 8)).astype(int)
     assert np.array_equal(one[np.argsort(score)], np.repeat(np.arange(7), np.diff(edges)))
+
+
+def test_item_components_are_the_leading_directions_of_the_sources_item_scores():
+    from benchsel.formulations.estimation.design import item_components
+
+    rng = np.random.default_rng(0)
+    load = rng.normal(size=200)  # one planted direction: each item's loading
+    Y = np.outer(rng.normal(size=30), load) + 0.1 * rng.normal(size=(30, 200))
+    G = item_components(Y, 3)
+    assert G.shape == (200, 3)
+    assert abs(np.corrcoef(G[:, 0], load)[0, 1]) > 0.99
+    C = G.T @ G
+    assert np.allclose(C - np.diag(np.diag(C)), 0.0, atol=1e-8 * C.max())  # orthogonal columns
+    assert np.all(np.diff(np.diag(C)) <= 1e-9)  # in decreasing order of variance
+    assert item_components(Y[:4], 10).shape == (200, 4)  # 4 sources: 4 directions at most
+    few = item_components(Y[:, :3], 5)  # 3 items centred over the items: 2 directions, from the items' Gram
+    assert few.shape == (3, 2) and abs(few[:, 0] @ few[:, 1]) < 1e-8
+    assert item_components(np.ones((5, 50)), 3).shape == (50, 0)
+    assert item_components(Y, 0).shape == (200, 0)
+
+
+def test_model_assisted_with_item_components_against_a_direct_computation(ranked):
+    from benchsel.formulations.estimation.design import default_components, item_components
+
+    src, tgt, _ = ranked
+    sel = np.arange(4, 300, 10)  # 30 items: 3 components by default
+    assert default_components(sel.size) == 3 and default_components(9) == 0 and default_components(500) == 5
+    est = get_estimator("model-assisted", ridge=0.0, clip=False).fit(src, sel)
+    assert est.components_ == 3 and est.F_.shape == (300, 6)
+    w = est.weights_
+    F = np.column_stack([np.ones(300), difficulty_features(src), item_components(src, 3)])
+    for t in range(3):
+        y = tgt[t, sel]
+        beta = np.linalg.lstsq(F[sel] * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+        m = F @ beta
+        assert est.predict(tgt[t, sel])[0] == pytest.approx(np.clip(m.mean() + w @ (y - m[sel]), 0, 1), abs=1e-6)
+    none = get_estimator("model-assisted", components=0).fit(src, sel)
+    assert none.components_ == 0 and none.F_.shape == (300, 3)
+    assert get_estimator("auto", components=0).fit(src, sel).model_assisted_.components_ == 0
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
+def test_components_out_of_range_are_refused_by_name(bad):
+    with pytest.raises(InvalidInputError, match="components"):
+        get_estimator("model-assisted", components=bad)
+    with pytest.raises(InvalidInputError, match="components"):
+        get_estimator("auto", components=bad)
