@@ -60,7 +60,7 @@ class Auto(Estimator):
         Option("floor_quantile", FLOOR_QUANTILE, "float", low=0.0, high=1.0,
                doc="the model-assisted part's variance floor (its option of the same name)"),
         Option("components", None, "any",
-               doc="the model-assisted parts' item components (its option of the same name; None: one per 10 "
+               doc="the model-assisted parts' item components (its option of the same name; None: one per 20 "
                    "selected items, at most 5)"),
         Option("range_margin", 0.0, "float", doc="widen the sources' full-score range by this much on both sides"),
         Option("route_z", 0.0, "float", low=0.0,

@@ -295,11 +295,15 @@ def difficulty_shares(score: np.ndarray, sel: np.ndarray) -> np.ndarray:
 MAX_COMPONENTS = 5
 
 
+#: Selected items per item component by default.
+ITEMS_PER_COMPONENT = 20
+
+
 def default_components(k: int) -> int:
     """The number of item components the model-assisted estimate uses on ``k`` selected items by default:
-    one per 10 items, at most :data:`MAX_COMPONENTS` (none below 10 items, where every parameter costs a
-    degree of freedom the residual variance needs)."""
-    return min(MAX_COMPONENTS, int(k) // 10)
+    one per :data:`ITEMS_PER_COMPONENT` items, at most :data:`MAX_COMPONENTS` (none below 20 items, where
+    every parameter costs a degree of freedom the residual variance needs)."""
+    return min(MAX_COMPONENTS, int(k) // ITEMS_PER_COMPONENT)
 
 
 def item_components(Y_source: np.ndarray, r: int) -> np.ndarray:
@@ -359,7 +363,7 @@ class ModelAssisted(Estimator):
                doc="share of the strongest sources whose item means are a feature"),
         Option("ridge", 1e-3, "float", low=0.0, doc="ridge penalty on the feature slopes"),
         Option("components", None, "any",
-               doc="the sources' leading item components among the features (None: one per 10 selected items, "
+               doc="the sources' leading item components among the features (None: one per 20 selected items, "
                    "at most 5; 0: the difficulty features only)"),
         Option("clip", True, "bool", doc="clip predicted item scores to the sources' score range"),
         Option("floor_quantile", FLOOR_QUANTILE, "float", low=0.0, high=1.0,

@@ -378,8 +378,8 @@ def test_model_assisted_with_item_components_against_a_direct_computation(ranked
     from benchsel.formulations.estimation.design import default_components, item_components
 
     src, tgt, _ = ranked
-    sel = np.arange(4, 300, 10)  # 30 items: 3 components by default
-    assert default_components(sel.size) == 3 and default_components(9) == 0 and default_components(500) == 5
+    sel = np.arange(2, 300, 5)  # 60 items: 3 components by default
+    assert default_components(sel.size) == 3 and default_components(19) == 0 and default_components(500) == 5
     est = get_estimator("model-assisted", ridge=0.0, clip=False).fit(src, sel)
     assert est.components_ == 3 and est.F_.shape == (300, 6)
     w = est.weights_
