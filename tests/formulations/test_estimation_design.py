@@ -400,3 +400,21 @@ def test_components_out_of_range_are_refused_by_name(bad):
         get_estimator("model-assisted", components=bad)
     with pytest.raises(InvalidInputError, match="components"):
         get_estimator("auto", components=bad)
+
+
+def test_item_components_of_large_matrices_are_sketched_and_span_the_same_directions(monkeypatch):
+    """Above ``EXACT_COMPONENTS_WORK`` the components come from a seeded randomized range finder; on scores
+    with a few strong directions it spans the exact components, and it is the same on every call."""
+    from benchsel.formulations.estimation import design
+
+    rng = np.random.default_rng(3)  # three-dimensional abilities: three strong directions
+    theta, a = rng.normal(size=(300, 3)), 2.0 * rng.normal(size=(3, 1500))
+    Y = (rng.random((300, 1500)) < 1 / (1 + np.exp(-(theta @ a)))).astype(float)
+    exact = design.item_components(Y, 3)
+    monkeypatch.setattr(design, "EXACT_COMPONENTS_WORK", 0)
+    sketch = design.item_components(Y, 3)
+    assert sketch.shape == exact.shape == (1500, 3)
+    Qe, _ = np.linalg.qr(exact)
+    Qs, _ = np.linalg.qr(sketch)
+    assert np.linalg.svd(Qe.T @ Qs, compute_uv=False).min() > 0.99
+    assert np.array_equal(sketch, design.item_components(Y, 3))
