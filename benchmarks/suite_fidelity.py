@@ -155,12 +155,12 @@ def _task_routes(est: Any, X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _design_hits(est: Any, X: np.ndarray, truth: np.ndarray) -> dict[int, bool | np.ndarray]:
+def _design_hits(est: Any, X: np.ndarray, truth: np.ndarray) -> dict[int, np.ndarray]:
     """Per task (column index), whether each target's design-based (model-assisted) ``1 - ALPHA`` t-interval
     alone covers its true task score, shape (targets,); tasks without a design-based estimate are left out."""
     from scipy.stats import t as student
 
-    out: dict[int, bool | np.ndarray] = {}
+    out: dict[int, np.ndarray] = {}
     for j, (m, cols) in enumerate(zip(est.members_, est.columns_)):
         d = m._design_se(X[:, cols]) if m is not None and hasattr(m, "_design_se") else None
         if d is None:

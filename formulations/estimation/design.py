@@ -293,10 +293,11 @@ def difficulty_shares(score: np.ndarray, sel: np.ndarray) -> np.ndarray:
 
 #: At most this many of the sources' leading item components join the model-assisted features by default.
 MAX_COMPONENTS = 5
-
-
 #: Selected items per item component by default.
 ITEMS_PER_COMPONENT = 20
+#: Above this many multiply-adds (``N S min(N, S)``) :func:`item_components` sketches instead of an exact
+#: eigendecomposition (about a second on this project's 2-core machine).
+EXACT_COMPONENTS_WORK = 2e9
 
 
 def default_components(k: int) -> int:
@@ -335,10 +336,6 @@ def item_components(Y_source: np.ndarray, r: int) -> np.ndarray:
     top = top[lam[top] > 1e-12 * lam.max()]
     return Z @ V[:, top] if small else V[:, top] * np.sqrt(lam[top])
 
-
-#: Above this many multiply-adds (``N S min(N, S)``) :func:`item_components` sketches instead of an exact
-#: eigendecomposition (about a second on this project's 2-core machine).
-EXACT_COMPONENTS_WORK = 2e9
 
 
 def _sketched_components(Z: np.ndarray, r: int, power: int = 4) -> np.ndarray:

@@ -275,7 +275,7 @@ class Stacked(Estimator):
         self.weights_ = simplex_weights(P[done], truth[done])
         self.oof_mae_ = np.abs(P[done] - truth[done, None]).mean(axis=0)
         self.oof_residuals_ = P[done] @ self.weights_ - truth[done]
-        #: which sources (shape (S,)) the out-of-fold residuals belong to
+        #: the sources (row indices, shape (S',)) the out-of-fold residuals belong to, in their order
         self.oof_sources_ = np.flatnonzero(done)
         self.members_ = [proto._unfitted()._fit_checked(Y, sel, N) for proto in self._prototypes]
 
