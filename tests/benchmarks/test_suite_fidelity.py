@@ -12,6 +12,7 @@ from benchsel.benchmarks.suite_fidelity import (
     load_suite,
     render,
     run_cell,
+    seed_interval,
     summarise,
     wilson_interval,
 )
@@ -58,8 +59,13 @@ def test_one_cell_rows_and_summary():
         assert h / n == pytest.approx(np.mean(by_seed))
     strict = all(BAND[0] <= h / n <= BAND[1] for h, n in s["task_hits"].values())
     assert s["tasks_in_band"][0] == strict and (s["tasks_in_band"][1] or not strict)
+    for t, iv in s["task_seed_intervals"].items():  # the seed interval holds the seeds' mean coverage
+        assert iv[0] <= s["task_hits"][t][0] / runs + 1e-9 <= iv[1] + 2e-9
+    assert s["tasks_in_band_seeds"] == all(iv[1] >= BAND[0] and iv[0] <= BAND[1]
+                                           for iv in s["task_seed_intervals"].values())
     text = render([s])
     assert "| glue | extrapolation | 30 |" in text and "by the route each task's estimate took" in text
+    assert f"every task's in {int(s['tasks_in_band_seeds'])} of 1." in text
     assert f"every task's in {int(strict)} of 1" in text
 
 
@@ -72,6 +78,17 @@ def test_wilson_interval_and_the_band_allowing_noise():
     assert in_band(125, 125) == (False, False)  # 1.000 of 125: beyond noise
     assert in_band(400, 500) == (False, False)  # 0.80 of 500: beyond noise
     assert in_band(41, 50) == (False, True)
+
+
+def test_seed_interval_takes_the_seed_as_the_unit():
+    # five seeds' coverages: mean 0.9, sd 0.1, t(4) 2.776 -> half 0.124
+    low, high = seed_interval([0.8, 0.9, 1.0, 0.8, 1.0])
+    assert low == pytest.approx(0.9 - 2.7764 * 0.1 / 5 ** 0.5, abs=1e-3) and high == 1.0
+    assert seed_interval([1.0, 1.0, 1.0]) == (1.0, 1.0)  # no spread between seeds: beyond noise if out
+    assert seed_interval([0.7]) == (0.7, 0.7)
+    # pooled over 100 targets a seed, 0.80 is beyond Wilson noise; seeds that disagree keep it within noise
+    assert in_band(400, 500)[1] is False
+    assert seed_interval([0.5, 1.0, 0.9, 0.6, 1.0])[1] >= BAND[0]
 
 
 @needs_data
