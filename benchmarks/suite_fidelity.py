@@ -131,14 +131,15 @@ def _suite_interval(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np
 
 
 def _suite_fit(Ys: np.ndarray, k: int, seed: int, tasks: np.ndarray, share: float, borrow: bool = False,
-               options: Mapping[str, Any] | None = None) -> Any:
+               options: Mapping[str, Any] | None = None, estimator_options: Mapping[str, Any] | None = None) -> Any:
     """What ``compress(Ys, k, seed=seed, tasks=tasks)`` fits (default selection and estimator), with the
-    allocation's proportional ``share``, the suite estimator's ``borrow`` and the selection's ``options`` as
-    given."""
+    allocation's proportional ``share``, the suite estimator's ``borrow``, the selection's ``options`` and the
+    tasks' estimator's ``estimator_options`` as given."""
     spec = suite_spec(tasks, Ys.shape[1], None, None)
     sel = select_suite(get_selection(DEFAULT_SELECTION), Ys, k, spec, seed=seed, time_limit=None, verbose=False,
                        options=dict(options or {}), share=share)
-    est = get_estimator("suite", tasks=spec.labels, estimator=DEFAULT_ESTIMATOR, weights=sel.weights, borrow=borrow)
+    est = get_estimator("suite", tasks=spec.labels, estimator=DEFAULT_ESTIMATOR, weights=sel.weights, borrow=borrow,
+                        estimator_options=dict(estimator_options) if estimator_options else None)
     return est.fit(Ys, sel.items)
 
 

@@ -75,6 +75,9 @@ class Auto(Estimator):
                    "(the quantile of the sources' errors over their own standard errors): narrow near the ends "
                    "of the range, wide in the middle (just outside the range, at least the unscaled one); False: "
                    "one half-width for every model"),
+        Option("sure", True, "bool",
+               doc="0/1 scores: a target scoring 1 (0) on every selected item gets a low (high) end at most the "
+                   "Clopper-Pearson end of the stratified sample (the model-assisted part's option)"),
         Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
     )
     #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
@@ -98,7 +101,8 @@ class Auto(Estimator):
               **dict(params["stacked"] or {})}
         return (get_estimator("stacked", **st),
                 ModelAssisted(weights=params["weights"], top_share=params["top_share"],
-                              floor_quantile=params["floor_quantile"], components=params["components"]))
+                              floor_quantile=params["floor_quantile"], components=params["components"],
+                              sure=params["sure"]))
 
     def _fit(self, Y: np.ndarray | None, sel: np.ndarray) -> None:
         assert Y is not None
@@ -183,7 +187,7 @@ class Auto(Estimator):
         ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)
         ma, ma_lo, ma_hi = self.model_assisted_.t_interval(ma_raw, se, dof, alpha)
         if self.stacked_ is None:
-            return ma, ma_lo, ma_hi
+            return (ma, *self.model_assisted_.sure_limits(Yt, alpha, ma_lo, ma_hi))
         inside = self._inside(ma_raw, se)
         st = self.stacked_._predict(Yt)
         q = self._half(se, alpha, inside)
@@ -196,4 +200,4 @@ class Auto(Estimator):
         # inside, near an edge: one more standard error toward it
         lo = np.where(inside & (ma_raw - lo_r <= z), np.minimum(lo, ma_lo - se), lo)
         hi = np.where(inside & (hi_r - ma_raw <= z), np.maximum(hi, ma_hi + se), hi)
-        return np.where(inside, st, ma), lo, hi
+        return (np.where(inside, st, ma), *self.model_assisted_.sure_limits(Yt, alpha, lo, hi))

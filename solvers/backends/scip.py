@@ -66,7 +66,7 @@ from benchsel.formulations.core.model import LinearModel, RowBlock
 from benchsel.formulations.core.options import Option
 from benchsel.formulations.core.properties import NumericalProperties
 from benchsel.formulations.core.registry import register_method
-from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances
+from benchsel.formulations.core.result import MethodOutput, Termination, Tolerances, mip_gap
 from benchsel.solvers.backends.common import (
     COMMON_OPTIONS,
     ExactRun,
@@ -501,8 +501,9 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
             extra.update({f"separation_{k}": v for k, v in stats.items() if np.isscalar(v)})
     extra["scip_feasibility_tolerance"] = float(m.getParam("numerics/feastol"))
     exact = key(sel) if key is not None and sel is not None and bound is not None else None
-    if exact is not None and bound is not None:  # the gap of the selection's exact objective (the judge rules on it)
-        extra["verified_gap"] = abs(exact - bound) / max(abs(exact), 1e-9)
+    if exact is not None and bound is not None:  # the gap of the selection's exact objective (the judge rules on it),
+        # by the one definition every result's gap uses
+        extra["verified_gap"] = mip_gap(exact, bound)
     return sel, term, bound, extra
 
 

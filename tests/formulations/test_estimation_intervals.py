@@ -45,7 +45,7 @@ def test_intervals_near_zero_keep_their_coverage(bottom, name):
     Ys, Yt, items, w = bottom
     truth = Yt.mean(axis=1)
     assert truth.max() < 0.06
-    est = get_estimator(name, weights=w).fit(Ys, items)
+    est = get_estimator(name, weights=w, sure=False).fit(Ys, items)  # the floor alone (not the sure end)
     lo, hi = est.predict_interval(Yt[:, items], alpha=0.1)
     covered = np.mean((lo <= truth) & (truth <= hi))
     assert covered >= 0.85 and np.all(lo >= 0.0)
@@ -147,7 +147,7 @@ def test_the_floor_ignores_sources_whose_sampled_scores_are_all_alike(weak_sourc
     Xs = Ys[:, items]
     alike = np.ptp(Xs, axis=1) == 0
     assert alike.sum() >= 30 and np.mean(Yt[:, items].sum(axis=1) == 0) > 0.3
-    ma = get_estimator("model-assisted", weights=w).fit(Ys, items)
+    ma = get_estimator("model-assisted", weights=w, sure=False).fit(Ys, items)  # the floor alone
     v = bounded_variance(plus_four(Xs @ ma.weights_, items.size, 0.0, 1.0), 0.0, 1.0)
     ratio = ma._residual_s2(Xs)[1] / v
     assert ma.floor_ratio_ == pytest.approx(np.quantile(ratio[~alike], ma.params["floor_quantile"]))
@@ -213,3 +213,94 @@ def test_scaled_half_widths_cover_models_of_every_strength():
             assert 0.85 <= hit[ends].mean() <= 0.95 and 0.85 <= hit[~ends].mean() <= 0.95
             assert width[scaled] < np.median((hi - lo)[~ends])
     assert width[True] < width[False]
+
+
+# ------------------------------------------------------------ a sample the model solves entirely (option sure)
+def test_sure_sample_bound_known_answers():
+    from benchsel.formulations.estimation.design import sure_sample_bound
+
+    # equal weights: one-sided Clopper-Pearson at k of k, level ** (1 / k)
+    assert sure_sample_bound(np.ones(9), 0.1) == pytest.approx(0.1 ** (1 / 9), abs=1e-12)
+    assert sure_sample_bound([2.0, 2.0], 0.25) == pytest.approx(0.5, abs=1e-12)
+    # one stratum holds everything: the model's mean is the probability itself
+    assert sure_sample_bound([1.0], 0.3) == pytest.approx(0.3, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sure_sample_bound_against_random_models(seed):
+    """Below the bound no model scores 1 on every stratum's item with probability ``level``; at the bound the
+    water-filling model does (brute force over random stratum means with the same mean)."""
+    from benchsel.formulations.estimation.design import _most_likely_sure, sure_sample_bound
+
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.2, 1.0, size=int(rng.integers(2, 8)))
+    w /= w.sum()
+    level = float(rng.uniform(0.02, 0.3))
+    L = sure_sample_bound(w, level)
+    assert _most_likely_sure(w, L) == pytest.approx(level, rel=1e-6)
+    for _ in range(2000):
+        p = rng.uniform(0.0, 1.0, size=w.size)
+        theta = float(w @ p)
+        if theta < L - 1e-9:
+            assert np.prod(p) < level
+        assert np.prod(p) <= _most_likely_sure(w, min(theta, 1.0)) + 1e-12
+
+
+@pytest.mark.parametrize("bad, match", [(([0.5, 0.0], 0.1), "weights"), (([], 0.1), "weights"),
+                                        (([1.0, 1.0], 0.0), "level"), (([1.0, 1.0], 1.0), "level")])
+def test_sure_sample_bound_bad_input(bad, match):
+    from benchsel.formulations.core.errors import InvalidInputError
+    from benchsel.formulations.estimation.design import sure_sample_bound
+
+    with pytest.raises(InvalidInputError, match=match):
+        sure_sample_bound(*bad)
+
+
+@pytest.mark.parametrize("name", ["model-assisted", "auto"])
+def test_a_model_solving_every_sampled_item_gets_the_sure_end(name):
+    from benchsel.formulations.estimation.design import sure_sample_bound
+
+    rng = np.random.default_rng(2)
+    b, a = rng.normal(size=300), rng.lognormal(0.0, 0.4, size=300)
+    Ys = _irt(rng.uniform(-2.0, 0.5, size=50), a, b, rng)
+    items, w, _ = balanced_stratified_sample(difficulty_score(difficulty_features(Ys)), 12, Ys, seed=0)
+    Xt = np.vstack([np.ones(12), np.zeros(12), Ys[:3, items]])
+    L = sure_sample_bound(w, 0.1)
+    lo, hi = get_estimator(name, weights=w).fit(Ys, items).predict_interval(Xt, alpha=0.1)
+    assert lo[0] <= L + 1e-12 and hi[0] == pytest.approx(1.0)
+    assert hi[1] >= 1.0 - L - 1e-12 and lo[1] == pytest.approx(0.0)
+    lo0, hi0 = get_estimator(name, weights=w, sure=False).fit(Ys, items).predict_interval(Xt, alpha=0.1)
+    np.testing.assert_allclose([lo[2:], hi[2:]], [lo0[2:], hi0[2:]])  # other models: unchanged
+    assert lo0[0] > L  # without it, the floor's standard error alone: narrower than the sure end here
+
+
+
+def _mrpc():
+    from benchsel.benchmarks._data import default_data_dir
+
+    d = default_data_dir()
+    p = None if d is None else d / "responses" / "benchmark_prediction" / "glue_mrpc.npz"
+    return p if p is not None and p.is_file() else None
+
+
+@pytest.mark.skipif(_mrpc() is None, reason="needs the shared data")
+def test_strong_models_on_a_sample_they_solve_are_covered():
+    """GLUE MRPC, the strongest 30 % as new models and the weakest half as sources, 10 items: on split 3, 17 of the
+    26 new models solve every sampled item. The floor's standard error alone covered 35 % of them (measured);
+    with the sure end at least 85 %."""
+    import warnings as w_
+
+    from benchsel import compress
+    from benchsel.benchmarks.fidelity import load_dataset, split_models
+
+    Y = load_dataset(_mrpc().parents[2], "glue_mrpc")  # type: ignore[union-attr]
+    src, tgt = split_models(Y, "paper-extrapolation", 3)
+    truth = Y[tgt].mean(axis=1)
+    cover = {}
+    with w_.catch_warnings():
+        w_.simplefilter("ignore")
+        for sure in (True, False):
+            c = compress(Y[src], 10, seed=3, estimator_options={"sure": sure})
+            lo, hi = c.predict_interval(Y[tgt][:, c.items], alpha=0.1)
+            cover[sure] = float(np.mean((lo <= truth + 1e-12) & (truth <= hi + 1e-12)))
+    assert cover[True] >= 0.85 and cover[False] < 0.5
