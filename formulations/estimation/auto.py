@@ -77,7 +77,7 @@ class Auto(Estimator):
                    "one half-width for every model"),
         Option("sure", True, "bool",
                doc="0/1 scores: a target scoring 1 (0) on every selected item gets a low (high) end at most the "
-                   "Clopper-Pearson end of the stratified sample (the model-assisted part's option)"),
+                   "one-sided Clopper-Pearson end of the stratified sample (the model-assisted part's option)"),
         Option("seed", 0, "int", low=0, doc="seeds the stacked estimator's folds"),
     )
     #: with fewer sources than the stacked estimator needs (4), every target gets the model-assisted estimate
@@ -171,7 +171,10 @@ class Auto(Estimator):
         """The interval of the route each target takes as standard errors, without the hedges of
         :meth:`_interval` (a suite joins its sum with the sum of the model-assisted estimates once, for the
         suite): inside, the stacked estimate with the conformal quantile over the normal quantile (infinite
-        degrees of freedom); outside, the model-assisted estimate, its standard error and degrees of freedom."""
+        degrees of freedom); outside, the model-assisted estimate, its standard error and degrees of freedom.
+        Without the sure end of :meth:`_interval`: a suite's sum of several tasks rarely has every task's
+        sampled scores alike, and the end as a standard error widened the suite's interval past 95 % (measured
+        in docs/suites.md)."""
         from scipy.stats import norm
 
         ma_raw, se, dof = self.model_assisted_.estimate_se(Yt)

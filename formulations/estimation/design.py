@@ -552,7 +552,8 @@ class ModelAssisted(Estimator):
         strong models of a sample they all solve were covered 31 % of the time."""
         if not (self.params["sure"] and self.binary_sources_) or Yt.shape[1] == 0:
             return lo, hi
-        L = sure_sample_bound(self.weights_, alpha)
+        w = self.weights_[self.weights_ > 0]  # an item of weight 0 can be solved at no cost to the mean
+        L = sure_sample_bound(w, alpha)
         top, bottom = np.all(Yt == 1.0, axis=1), np.all(Yt == 0.0, axis=1)
         return np.where(top, np.minimum(lo, L), lo), np.where(bottom, np.maximum(hi, 1.0 - L), hi)
 

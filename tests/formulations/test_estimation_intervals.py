@@ -304,3 +304,14 @@ def test_strong_models_on_a_sample_they_solve_are_covered():
             lo, hi = c.predict_interval(Y[tgt][:, c.items], alpha=0.1)
             cover[sure] = float(np.mean((lo <= truth + 1e-12) & (truth <= hi + 1e-12)))
     assert cover[True] >= 0.85 and cover[False] < 0.5
+
+
+def test_the_sure_end_skips_items_of_weight_zero():
+    """Design weights may hold a zero (an item that counts for nothing): the sure end is that of the others."""
+    from benchsel.formulations.estimation.design import sure_sample_bound
+
+    Y = (np.random.default_rng(0).random((30, 80)) < 0.5).astype(float)
+    w = np.ones(8)
+    w[0] = 0.0
+    lo, hi = get_estimator("model-assisted", weights=w).fit(Y, np.arange(8)).predict_interval(np.ones((1, 8)))
+    assert lo[0] <= sure_sample_bound(np.ones(7), 0.1) + 1e-12 and hi[0] == 1.0
