@@ -501,8 +501,7 @@ def solve_model_scip(model: LinearModel, *, time_limit: float | None = None, see
             extra.update({f"separation_{k}": v for k, v in stats.items() if np.isscalar(v)})
     extra["scip_feasibility_tolerance"] = float(m.getParam("numerics/feastol"))
     exact = key(sel) if key is not None and sel is not None and bound is not None else None
-    if exact is not None and bound is not None:  # the gap of the selection's exact objective (the judge rules on it),
-        # by the one definition every result's gap uses
+    if exact is not None and bound is not None:  # the exact objective's gap, as every result's (the judge rules)
         extra["verified_gap"] = mip_gap(exact, bound)
     return sel, term, bound, extra
 
