@@ -61,6 +61,7 @@ from .saved import (
     fingerprint_scores,
     read_saved,
     save_compressed,
+    saved_params,
     source_scores,
 )
 from .selections import (
@@ -526,7 +527,7 @@ def load_compressed(path: str | Path, *, check: bool = True) -> Any:
                                 f"in {where} (the files are damaged or come from two saves)")
     if items.tolist() != list(meta.get("items", [])) or scores.shape[1] != n_items:
         raise InvalidInputError(f"path: {where} and {ARRAYS} disagree on the items (damaged save)")
-    est = get_estimator(est_meta["name"], **params)
+    est = get_estimator(est_meta["name"], **saved_params(est_meta["name"], params))
     t0 = time.perf_counter()
     est.fit(scores, items)
     fit_seconds = time.perf_counter() - t0

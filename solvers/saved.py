@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "ADDED_OPTIONS",
     "FORMAT",
     "VERSION",
     "SavedMeta",
@@ -72,9 +73,11 @@ __all__ = [
     "check_saved_tasks",
     "check_scale",
     "estimate_table",
+    "explicit_params",
     "fingerprint_scores",
     "save_compressed",
     "save_digest",
+    "saved_params",
     "source_scores",
 ]
 
@@ -304,6 +307,36 @@ def _decode(v: Any, arrays: Mapping[str, np.ndarray]) -> Any:
 
 
 # ------------------------------------------------------------------ save
+#: Estimator options added after saves of this format version were first written, with the behaviour those
+#: saves had: a save whose parameters lack one loads with this value, so its intervals stay as they were saved.
+ADDED_OPTIONS: dict[str, dict[str, Any]] = {"auto": {"sure": False}, "model-assisted": {"sure": False}}
+
+
+def explicit_params(est: Any) -> dict[str, Any]:
+    """``est.get_params()`` with a suite's inner estimator's added options (:data:`ADDED_OPTIONS`) written out,
+    so that a later load tells this save from an older one."""
+    params = dict(est.get_params())
+    inner = str(params.get("estimator"))
+    if est.name == "suite" and inner in ADDED_OPTIONS:
+        from benchsel.formulations.estimation import get_estimator
+
+        opts = dict(params.get("estimator_options") or {})
+        resolved = get_estimator(inner, **opts).get_params()
+        params["estimator_options"] = {**{k: resolved[k] for k in ADDED_OPTIONS[inner]}, **opts}
+    return params
+
+
+def saved_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved estimator's parameters with the options the save lacks set as its version had them
+    (:data:`ADDED_OPTIONS`; a suite's inner estimator's as well)."""
+    out = {**ADDED_OPTIONS.get(name, {}), **params}
+    if name == "suite":
+        inner = str(out.get("estimator", "auto"))
+        if inner in ADDED_OPTIONS:
+            out["estimator_options"] = {**ADDED_OPTIONS[inner], **dict(out.get("estimator_options") or {})}
+    return out
+
+
 def save_compressed(c: Any, path: str | Path) -> Path:
     """Save a compression made by :func:`~benchsel.solvers.compression.compress` into the folder ``path``.
 
@@ -329,7 +362,7 @@ def save_compressed(c: Any, path: str | Path) -> Path:
         raise InvalidInputError("c: the source matrix given to compress was changed in place since; compress again")
     est = c.estimator
     arrays: dict[str, np.ndarray] = {}
-    spec = {k: _encode(v, repr(k), arrays) for k, v in est.get_params().items()}
+    spec = {k: _encode(v, repr(k), arrays) for k, v in explicit_params(est).items()}
     pred = np.asarray(est.predict(src.scores[:, c.items]), dtype=float)
     res = c.selection.result
     result = {k: v for k, v in res.to_dict().items() if not k.startswith("extra.") and k != "selection"}

@@ -216,3 +216,46 @@ def test_new_scores_as_arrays_and_the_interval_said_in_a_column(Y, tmp_path):
     lo, hi = c.predict_interval(Y[36:, c.items])
     assert np.array_equal(t["low"], lo) and np.array_equal(t["high"], hi)
     assert t["interval"].iloc[0] == "90% (ridge)" and (t["method"] == "ridge").all()
+
+
+# ------------------------------------------------------------ options added after a save was written
+def _strip_option(folder, drop):
+    """Rewrite a save as an older benchsel wrote it: without the option, digest recomputed."""
+    import json
+
+    from benchsel.solvers.saved import ARRAYS, META, save_digest
+
+    meta = json.loads((folder / META).read_text())
+    drop(meta["estimator"]["params"])
+    with np.load(folder / ARRAYS, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta["digest"] = save_digest(meta, arrays)
+    (folder / META).write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("tasks", [None, "suite"])
+def test_a_save_without_the_sure_option_keeps_its_intervals(tmp_path, tasks):
+    """``sure`` (the sure end) came after saves of this format: a save that lacks it loads without it, so its
+    intervals are those it had; a new save writes it out (a suite's inner option too) and keeps it on."""
+    from benchsel import compress, load_compressed
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((40, 120)) < np.linspace(0.2, 0.9, 40)[:, None]).astype(float)
+    t = None if tasks is None else ["a"] * 60 + ["b"] * 60
+    c = compress(Y, 20, seed=0, tasks=t)
+    c.save(tmp_path / "new")
+    new = load_compressed(tmp_path / "new")
+    X = np.vstack([np.ones(20), Y[:3][:, c.items]])
+    np.testing.assert_allclose(new.predict_interval(X), c.predict_interval(X))
+    if tasks is None:
+        assert new.estimator.get_params()["sure"] is True
+        _strip_option(tmp_path / "new", lambda p: p.pop("sure"))
+        assert load_compressed(tmp_path / "new").estimator.get_params()["sure"] is False
+    else:
+        assert new.estimator.get_params()["estimator_options"]["sure"] is True
+        _strip_option(tmp_path / "new", lambda p: p["estimator_options"]["dict"].pop("sure"))  # encoded mapping
+        old = load_compressed(tmp_path / "new")
+        assert old.estimator.get_params()["estimator_options"]["sure"] is False
+    off = compress(Y, 20, seed=0, tasks=t, estimator_options={"sure": False})
+    got = load_compressed(tmp_path / "new").predict_interval(X)
+    np.testing.assert_allclose(got, off.predict_interval(X))
