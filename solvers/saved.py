@@ -56,6 +56,7 @@ from benchsel import __version__
 from benchsel.formulations.core.errors import InvalidInputError
 from benchsel.formulations.core.result import Termination
 from benchsel.formulations.core.untrusted import convert, read_json, read_npz_members
+from benchsel.formulations.estimation import get_estimator
 from benchsel.formulations.estimation.groups import hierarchy_differences, prune_groups
 
 if TYPE_CHECKING:
@@ -318,8 +319,6 @@ def explicit_params(est: Any) -> dict[str, Any]:
     params = dict(est.get_params())
     inner = str(params.get("estimator"))
     if est.name == "suite" and inner in ADDED_OPTIONS:
-        from benchsel.formulations.estimation import get_estimator
-
         opts = dict(params.get("estimator_options") or {})
         resolved = get_estimator(inner, **opts).get_params()
         params["estimator_options"] = {**{k: resolved[k] for k in ADDED_OPTIONS[inner]}, **opts}
