@@ -249,11 +249,9 @@ def seed_interval(covers: Sequence[float]) -> tuple[float, float]:
     targets), clipped to [0, 1]. The targets of one seed share its split and its sample, so their hits are
     not independent: the seed is the unit of this interval (the Wilson interval of :func:`in_band` takes
     the target-runs as independent and is narrower). ``(c, c)`` for a single seed."""
-    c = np.asarray(covers, dtype=float)
-    if c.size < 2:
-        return float(c.mean()), float(c.mean())
-    half = _t975(c.size) * float(c.std(ddof=1)) / math.sqrt(c.size)
-    return max(0.0, float(c.mean()) - half), min(1.0, float(c.mean()) + half)
+    mean, half = _mean_half(covers)
+    half = half if math.isfinite(half) else 0.0
+    return max(0.0, mean - half), min(1.0, mean + half)
 
 
 def _meets_band(interval: tuple[float, float]) -> bool:

@@ -43,9 +43,9 @@ import numpy as np
 
 from benchsel.benchmarks._data import default_data_dir
 from benchsel.benchmarks.fidelity import split_models
-from benchsel.benchmarks.suite_fidelity import ALPHA, BAND, KS, REGIMES, SUITES, _suite_fit, load_suite
+from benchsel.benchmarks.suite_fidelity import ALPHA, BAND, KS, REGIMES, SUITES, _suite_fit, _truth, load_suite
 from benchsel.formulations.core.errors import InvalidInputError
-from benchsel.formulations.estimation.design import difficulty_features, difficulty_score
+from benchsel.formulations.estimation.design import difficulty_features, difficulty_score, strata_edges
 from benchsel.formulations.estimation.suite import PROPORTIONAL_SHARE
 
 __all__ = ["least_valid_coverage", "poisson_binomial", "run", "stratum_means"]
@@ -109,7 +109,7 @@ def stratum_means(Y_target: np.ndarray, score: np.ndarray, k: int) -> np.ndarray
     if not 1 <= k <= N:
         raise InvalidInputError(f"k: expected 1 <= k <= {N}, got {k!r}")
     order = np.argsort(score, kind="stable")
-    edges = np.round(np.linspace(0, N, k + 1)).astype(np.int64)
+    edges = strata_edges(N, k)  # the default design's equal-count strata
     Ys = np.asarray(Y_target, dtype=float)[:, order]
     return np.stack([Ys[:, edges[h]:edges[h + 1]].mean(axis=1) for h in range(k)], axis=1)
 
@@ -122,10 +122,11 @@ def run(data_dir: Path, suite: str, regime: str, k: int, seed: int,
     ``targets``."""
     Y, tasks = load_suite(data_dir, suite)
     names = list(dict.fromkeys(tasks.tolist()))
-    macro = np.stack([Y[:, tasks == t].mean(axis=1) for t in names], axis=1).mean(axis=1)
-    src, tgt = split_models(macro[:, None], REGIMES[regime], seed)
+    codes = np.array([names.index(t) for t in tasks])
+    every = _truth(Y, codes, len(names))  # (models, tasks)
+    src, tgt = split_models(every.mean(axis=1)[:, None], REGIMES[regime], seed)
     Ys, Yt = Y[src], Y[tgt]
-    truth = np.stack([Yt[:, tasks == t].mean(axis=1) for t in names], axis=1)
+    truth = every[tgt]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = _suite_fit(Ys, k, seed, tasks, PROPORTIONAL_SHARE, estimator_options=estimator_options)

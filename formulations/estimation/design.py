@@ -28,7 +28,7 @@ from .base import Estimator, bounded_variance, plus_four, register_estimator
 
 __all__ = ["BALANCE_DRAWS", "ModelAssisted", "balanced_stratified_sample", "check_strata", "difficulty_features",
            "difficulty_score", "difficulty_shares", "draw_balanced_sample", "proportional_strata",
-           "stratified_sample", "sure_sample_bound"]
+           "strata_edges", "stratified_sample", "sure_sample_bound"]
 
 #: Share of the strongest sources whose mean item score is the second item feature.
 TOP_SHARE = 0.2
@@ -75,7 +75,7 @@ def difficulty_score(features: np.ndarray) -> np.ndarray:
     return f[:, 1] + 1e-3 * (f[:, 0] - f[:, 0].min()) / span * max(float(np.ptp(f[:, 1])), 1e-12)
 
 
-def _strata_edges(N: int, k: int) -> np.ndarray:
+def strata_edges(N: int, k: int) -> np.ndarray:
     """Boundaries of ``k`` equal-count strata of ``N`` sorted items (``1 <= k <= N``, checked by the caller);
     shape (k + 1,)."""
     return np.round(np.linspace(0, N, k + 1)).astype(np.int64)
@@ -121,7 +121,7 @@ def proportional_strata(groups: np.ndarray, score: np.ndarray, k: int) -> np.nda
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     for g in range(m):
         members = order[starts[g]:starts[g] + sizes[g]]
-        edges = _strata_edges(int(sizes[g]), int(alloc[g]))
+        edges = strata_edges(int(sizes[g]), int(alloc[g]))
         out[members] = first[g] + np.repeat(np.arange(alloc[g]), np.diff(edges))
     return out
 
@@ -151,7 +151,7 @@ def stratified_sample(score: np.ndarray, k: int, seed: int = 0) -> tuple[np.ndar
     """
     s = np.asarray(score, dtype=float)
     N = s.size
-    edges = _strata_edges(N, _check_k(k, N))
+    edges = strata_edges(N, _check_k(k, N))
     rng = np.random.default_rng(seed)
     order = np.lexsort((rng.random(N), s))
     picks = order[rng.integers(edges[:-1], edges[1:])]
@@ -239,7 +239,7 @@ def draw_balanced_sample(score: np.ndarray, k: int, Y: np.ndarray, draws: int, s
     N = Y.shape[1]
     rng = np.random.default_rng(seed)
     if strata is None:
-        edges = _strata_edges(N, k)
+        edges = strata_edges(N, k)
         rank = np.unique(score, return_inverse=True)[1].reshape(-1).astype(float)  # ties share a rank
         fixed = None
     else:
@@ -385,7 +385,6 @@ def item_components(Y_source: np.ndarray, r: int) -> np.ndarray:
     top = np.argsort(lam)[::-1][:r]
     top = top[lam[top] > 1e-12 * lam.max()]
     return Z @ V[:, top] if small else V[:, top] * np.sqrt(lam[top])
-
 
 
 def _sketched_components(Z: np.ndarray, r: int, power: int = 4) -> np.ndarray:
